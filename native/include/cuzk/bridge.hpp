@@ -1,0 +1,47 @@
+// What the cxx bridge (supraseal-c2/src/bridge.rs) calls: thin shims that
+// turn Rust slices of u64 limbs into native views and back. Types and
+// functions of the native layer proper live in the other headers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "rust/cxx.h"
+
+#include "cuzk/clock.hpp"
+#include "cuzk/gpu_lock.hpp"
+#include "cuzk/srs.hpp"
+
+namespace cuzk::ffi {
+
+// Shared structs, defined by the generated bridge header.
+struct LockCounters;
+struct PhaseTimes;
+struct SrsView;
+struct CircuitView;
+
+std::unique_ptr<gpu_lock_t> new_gpu_lock(uint32_t device);
+uint32_t lock_device(const gpu_lock_t& lock);
+uint64_t lock_acquire(const gpu_lock_t& lock);
+bool lock_try_acquire(const gpu_lock_t& lock);
+uint64_t lock_release(const gpu_lock_t& lock);
+LockCounters lock_counters(const gpu_lock_t& lock);
+
+std::unique_ptr<srs_t> new_srs(const SrsView& parts);
+
+void msm_g1(rust::Slice<const uint64_t> points, rust::Slice<const uint64_t> scalars,
+            rust::Slice<uint64_t> out);
+void msm_g2(rust::Slice<const uint64_t> points, rust::Slice<const uint64_t> scalars,
+            rust::Slice<uint64_t> out);
+void batch_add_g1(rust::Slice<const uint64_t> points, rust::Slice<const size_t> indices,
+                  rust::Slice<uint64_t> out);
+void batch_add_g2(rust::Slice<const uint64_t> points, rust::Slice<const size_t> indices,
+                  rust::Slice<uint64_t> out);
+void ntt(rust::Slice<uint64_t> values, bool inverse, bool coset);
+
+PhaseTimes prove(const gpu_lock_t& lock, const srs_t& srs, rust::Slice<const CircuitView> circuits,
+                 rust::Slice<const uint64_t> r, rust::Slice<const uint64_t> s,
+                 rust::Slice<uint64_t> proof_a, rust::Slice<uint64_t> proof_b,
+                 rust::Slice<uint64_t> proof_c);
+
+}  // namespace cuzk::ffi

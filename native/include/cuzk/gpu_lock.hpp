@@ -1,0 +1,73 @@
+// The per-device mutex around the kernel region, with its counters.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+
+namespace cuzk {
+
+// What a gpu_lock_t has counted so far.
+struct gpu_lock_stats_t {
+    uint64_t acquisitions;
+    uint64_t wait_ns;
+    uint64_t hold_ns;
+};
+
+// One device's lock. Not re-entrant: taking it on the thread that holds it
+// throws instead of deadlocking. Released only by the thread that took it.
+class gpu_lock_t {
+public:
+    explicit gpu_lock_t(uint32_t device) noexcept : device_(device) {}
+    gpu_lock_t(const gpu_lock_t&) = delete;
+    gpu_lock_t& operator=(const gpu_lock_t&) = delete;
+
+    uint32_t device() const noexcept { return device_; }
+
+    // Blocks until taken; returns the instant it was taken (monotonic_ns).
+    uint64_t lock();
+    // Takes the lock if it is free (and not held by this thread).
+    bool try_lock();
+    // Releases the lock; returns the instant it was released.
+    uint64_t unlock() noexcept;
+
+    gpu_lock_stats_t stats() const noexcept;
+
+private:
+    void on_taken(uint64_t waited_ns, uint64_t now_ns) noexcept;
+
+    std::mutex mutex_;
+    const uint32_t device_;
+    std::atomic<std::thread::id> owner_{};
+    uint64_t taken_ns_ = 0;  // written and read only while mutex_ is held
+    std::atomic<uint64_t> acquisitions_{0};
+    std::atomic<uint64_t> wait_ns_{0};
+    std::atomic<uint64_t> hold_ns_{0};
+};
+
+// Holds a gpu_lock_t for a scope; records when it was taken and released.
+class gpu_lock_guard_t {
+public:
+    explicit gpu_lock_guard_t(gpu_lock_t& lock);
+    ~gpu_lock_guard_t() { release(); }
+    gpu_lock_guard_t(const gpu_lock_guard_t&) = delete;
+    gpu_lock_guard_t& operator=(const gpu_lock_guard_t&) = delete;
+
+    // Releases early; later calls (and the destructor) do nothing.
+    void release() noexcept;
+
+    uint64_t requested_ns() const noexcept { return requested_ns_; }
+    uint64_t taken_ns() const noexcept { return taken_ns_; }
+    // 0 until released.
+    uint64_t released_ns() const noexcept { return released_ns_; }
+
+private:
+    gpu_lock_t& lock_;
+    uint64_t requested_ns_;
+    uint64_t taken_ns_;
+    uint64_t released_ns_ = 0;
+    bool held_ = true;
+};
+
+}  // namespace cuzk

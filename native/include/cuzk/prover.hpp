@@ -1,0 +1,49 @@
+// The three-phase Groth16 prover over a batch of circuits sharing one SRS.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <blst.h>
+
+#include "cuzk/circuit.hpp"
+#include "cuzk/gpu_lock.hpp"
+#include "cuzk/span.hpp"
+#include "cuzk/srs.hpp"
+#include "cuzk/thread_pool.hpp"
+
+namespace cuzk {
+
+struct proof_t {
+    blst_p1_affine a;
+    blst_p2_affine b;
+    blst_p1_affine c;
+};
+
+// Where one prove() call spent its time; instants on monotonic_ns().
+struct prove_timings_t {
+    uint64_t preamble_ns = 0;
+    uint64_t lock_wait_ns = 0;
+    uint64_t kernel_ns = 0;
+    uint64_t epilogue_ns = 0;
+    uint64_t lock_taken_ns = 0;
+    uint64_t lock_released_ns = 0;
+};
+
+struct prove_output_t {
+    std::vector<proof_t> proofs;  // one per circuit, in order
+    prove_timings_t timings;
+};
+
+// Proves every circuit of `batch` with blinding r[i], s[i] (Montgomery form).
+//  1. preamble, lock not held: validate, convert scalars, sort each MSM's
+//     terms (0 / 1 / other), start the B_G2 MSMs on a background thread;
+//  2. kernel region, `lock` held once for the whole batch: H, L, A, B_G1;
+//  3. epilogue, lock not held: join B_G2, assemble the proofs.
+// Throws std::invalid_argument for inputs that do not fit the SRS; the lock
+// is released and the background thread joined on every path.
+prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circuit_t>& batch,
+                     span_t<blst_fr> r, span_t<blst_fr> s,
+                     thread_pool_t& pool = thread_pool_t::global());
+
+}  // namespace cuzk

@@ -1,0 +1,60 @@
+// A small fixed thread pool with a blocking parallel-for.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace cuzk {
+
+// Threads to use: env CUZK_NATIVE_THREADS if set to a positive number, else
+// std::thread::hardware_concurrency() (at least 1).
+size_t default_thread_count();
+
+// `size()` threads run each parallel_for: size() - 1 workers plus the
+// caller. Several threads may call parallel_for at once, and a task may
+// itself call parallel_for: a caller always works on its own job, so every
+// job finishes even when all workers are busy elsewhere.
+class thread_pool_t {
+public:
+    explicit thread_pool_t(size_t threads);
+    ~thread_pool_t();
+    thread_pool_t(const thread_pool_t&) = delete;
+    thread_pool_t& operator=(const thread_pool_t&) = delete;
+
+    size_t size() const noexcept { return workers_.size() + 1; }
+
+    // Runs fn(i) for every i in [0, n), returning when all have run. The
+    // first exception thrown by fn is rethrown here (once all have stopped).
+    void parallel_for(size_t n, const std::function<void(size_t)>& fn);
+
+    // Splits [0, n) into at most 4 * size() ranges of at least `grain` items
+    // (the last may be shorter) and runs fn(begin, end) on each in parallel.
+    void parallel_range(size_t n, size_t grain,
+                        const std::function<void(size_t, size_t)>& fn);
+
+    // The process-wide pool, created on first use with default_thread_count()
+    // and never destroyed.
+    static thread_pool_t& global();
+
+private:
+    struct job_t;
+
+    void stop() noexcept;
+    void worker_loop();
+    static void run_indices(job_t& job);
+    void retire(const std::shared_ptr<job_t>& job);
+
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::deque<std::shared_ptr<job_t>> jobs_;  // guarded by mutex_
+    bool stopping_ = false;                    // guarded by mutex_
+    std::vector<std::thread> workers_;
+};
+
+}  // namespace cuzk

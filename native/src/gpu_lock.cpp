@@ -1,0 +1,64 @@
+#include "cuzk/gpu_lock.hpp"
+
+#include <string>
+
+#include "cuzk/check.hpp"
+#include "cuzk/clock.hpp"
+
+namespace cuzk {
+
+uint64_t gpu_lock_t::lock()
+{
+    CUZK_CHECK(owner_.load() != std::this_thread::get_id(),
+               "gpu_lock_t: device " + std::to_string(device_) +
+                   " is already held by this thread (the lock is not re-entrant)");
+    const uint64_t asked = monotonic_ns();
+    mutex_.lock();
+    const uint64_t now = monotonic_ns();
+    on_taken(now - asked, now);
+    return now;
+}
+
+bool gpu_lock_t::try_lock()
+{
+    if (owner_.load() == std::this_thread::get_id() || !mutex_.try_lock())
+        return false;
+    on_taken(0, monotonic_ns());
+    return true;
+}
+
+void gpu_lock_t::on_taken(uint64_t waited_ns, uint64_t now_ns) noexcept
+{
+    owner_.store(std::this_thread::get_id());
+    taken_ns_ = now_ns;
+    acquisitions_.fetch_add(1);
+    wait_ns_.fetch_add(waited_ns);
+}
+
+uint64_t gpu_lock_t::unlock() noexcept
+{
+    const uint64_t now = monotonic_ns();
+    hold_ns_.fetch_add(now - taken_ns_);
+    owner_.store(std::thread::id());
+    mutex_.unlock();
+    return now;
+}
+
+gpu_lock_stats_t gpu_lock_t::stats() const noexcept
+{
+    return {acquisitions_.load(), wait_ns_.load(), hold_ns_.load()};
+}
+
+gpu_lock_guard_t::gpu_lock_guard_t(gpu_lock_t& lock)
+    : lock_(lock), requested_ns_(monotonic_ns()), taken_ns_(lock.lock())
+{}
+
+void gpu_lock_guard_t::release() noexcept
+{
+    if (!held_)
+        return;
+    released_ns_ = lock_.unlock();
+    held_ = false;
+}
+
+}  // namespace cuzk

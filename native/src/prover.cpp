@@ -1,0 +1,205 @@
+#include "cuzk/prover.hpp"
+
+#include <string>
+
+#include "cuzk/background.hpp"
+#include "cuzk/check.hpp"
+#include "cuzk/clock.hpp"
+#include "cuzk/fr.hpp"
+#include "cuzk/gather.hpp"
+#include "cuzk/group.hpp"
+#include "cuzk/msm.hpp"
+#include "cuzk/msm_split.hpp"
+#include "cuzk/quotient.hpp"
+
+namespace cuzk {
+
+namespace {
+
+using g1_t = group_t<blst_p1_affine>;
+using g2_t = group_t<blst_p2_affine>;
+
+// One circuit after the preamble: canonical scalars, and each MSM's terms
+// sorted by scalar. The splits point into `input` and `aux`: never copied.
+struct prepared_t {
+    prepared_t() = default;
+    prepared_t(const prepared_t&) = delete;
+    prepared_t& operator=(const prepared_t&) = delete;
+
+    std::vector<blst_scalar> input, aux;
+    msm_split_t<blst_p1_affine> l, a, b_g1;
+    msm_split_t<blst_p2_affine> b_g2;
+};
+
+// What the kernel region computes for one circuit.
+struct kernel_sums_t {
+    blst_p1 h, l, a, b_g1;
+};
+
+void require_count(size_t index, const char* quantity, size_t expected, size_t got)
+{
+    CUZK_REQUIRE(expected == got, "prove: circuit " + std::to_string(index) + ": " + quantity +
+                                      ": expected " + std::to_string(expected) + ", got " +
+                                      std::to_string(got));
+}
+
+void validate(const circuit_t& c, const srs_t& srs, size_t i)
+{
+    require_count(i, "B evaluations vs A evaluations", c.a.size, c.b.size);
+    require_count(i, "C evaluations vs A evaluations", c.a.size, c.c.size);
+    require_count(i, "domain vs SRS h + 1", srs.domain(), domain_size(c.a.size));
+    require_count(i, "aux assignment vs SRS l", srs.l.size(), c.aux.size);
+    require_count(i, "A aux density bits vs aux assignment", c.aux.size, c.a_aux.bits);
+    require_count(i, "B input density bits vs inputs", c.input.size, c.b_input.bits);
+    require_count(i, "B aux density bits vs aux assignment", c.aux.size, c.b_aux.bits);
+    CUZK_REQUIRE(c.a_aux.well_formed() && c.b_input.well_formed() && c.b_aux.well_formed(),
+                 "prove: circuit " + std::to_string(i) + ": a density has too few words");
+    require_count(i, "inputs + A aux density vs SRS a", srs.a.size(),
+                  c.input.size + c.a_aux.count());
+    require_count(i, "B densities vs SRS b_g1", srs.b_g1.size(),
+                  c.b_input.count() + c.b_aux.count());
+}
+
+void prepare(prepared_t& p, const circuit_t& c, const srs_t& srs, thread_pool_t& pool)
+{
+    p.input.resize(c.input.size);
+    p.aux.resize(c.aux.size);
+    fr_to_scalars(p.input.data(), c.input.data, c.input.size, pool);
+    fr_to_scalars(p.aux.data(), c.aux.data, c.aux.size, pool);
+
+    for (size_t j = 0; j < c.aux.size; j++)
+        p.l.add(&srs.l[j], &p.aux[j]);
+
+    size_t k = 0;  // A: every input, then aux with A density
+    for (size_t i = 0; i < c.input.size; i++)
+        p.a.add(&srs.a[k++], &p.input[i]);
+    for (size_t j = 0; j < c.aux.size; j++)
+        if (c.a_aux.get(j))
+            p.a.add(&srs.a[k++], &p.aux[j]);
+
+    k = 0;  // B: inputs with B density, then aux with B density
+    const auto add_b = [&](const blst_scalar* scalar) {
+        p.b_g1.add(&srs.b_g1[k], scalar);
+        p.b_g2.add(&srs.b_g2[k], scalar);
+        k++;
+    };
+    for (size_t i = 0; i < c.input.size; i++)
+        if (c.b_input.get(i))
+            add_b(&p.input[i]);
+    for (size_t j = 0; j < c.aux.size; j++)
+        if (c.b_aux.get(j))
+            add_b(&p.aux[j]);
+}
+
+void kernel_region(kernel_sums_t& out, const circuit_t& c, const prepared_t& p,
+                   const srs_t& srs, thread_pool_t& pool)
+{
+    const std::vector<blst_scalar> h = h_coefficients(c, srs.domain(), pool);
+    msm(out.h, gather_t<blst_p1_affine>::contiguous(srs.h.data(), srs.h.size()),
+        gather_t<blst_scalar>::contiguous(h.data(), h.size()), pool);
+    p.l.evaluate(out.l, pool);
+    p.a.evaluate(out.a, pool);
+    p.b_g1.evaluate(out.b_g1, pool);
+}
+
+blst_p1 affine_g1(const blst_p1_affine& a)
+{
+    blst_p1 p;
+    g1_t::from_affine(p, a);
+    return p;
+}
+
+blst_p2 affine_g2(const blst_p2_affine& a)
+{
+    blst_p2 p;
+    g2_t::from_affine(p, a);
+    return p;
+}
+
+// A = alpha + sum_A + r delta_1;  B = beta_2 + sum_B2 + s delta_2;
+// C = s A + r (beta_1 + sum_B1 + s delta_1) - r s delta_1 + H + L
+//   = s alpha + r beta_1 + r s delta_1 + s sum_A + r sum_B1 + H + L.
+proof_t assemble(const srs_t& srs, const kernel_sums_t& k, const blst_p2& b_g2_sum,
+                 const blst_fr& r, const blst_fr& s)
+{
+    const blst_scalar rc = fr_to_scalar(r), sc = fr_to_scalar(s), rsc = fr_to_scalar(fr_mul(r, s));
+    const blst_p1 delta_1 = affine_g1(srs.delta_g1);
+    blst_p1 a, b1, c, t;
+    g1_t::add(a, affine_g1(srs.alpha_g1), k.a);
+    g1_t::mult(t, delta_1, rc);
+    g1_t::add(a, a, t);
+
+    blst_p2 b, t2;
+    g2_t::add(b, affine_g2(srs.beta_g2), b_g2_sum);
+    g2_t::mult(t2, affine_g2(srs.delta_g2), sc);
+    g2_t::add(b, b, t2);
+
+    g1_t::add(b1, affine_g1(srs.beta_g1), k.b_g1);
+    g1_t::mult(t, delta_1, sc);
+    g1_t::add(b1, b1, t);
+
+    g1_t::mult(c, a, sc);
+    g1_t::mult(t, b1, rc);
+    g1_t::add(c, c, t);
+    g1_t::mult(t, delta_1, rsc);
+    g1_t::neg(t);
+    g1_t::add(c, c, t);
+    g1_t::add(c, c, k.h);
+    g1_t::add(c, c, k.l);
+
+    proof_t proof;
+    g1_t::to_affine(proof.a, a);
+    g2_t::to_affine(proof.b, b);
+    g1_t::to_affine(proof.c, c);
+    return proof;
+}
+
+}  // namespace
+
+prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circuit_t>& batch,
+                     span_t<blst_fr> r, span_t<blst_fr> s, thread_pool_t& pool)
+{
+    const uint64_t started_ns = monotonic_ns();
+    const size_t n = batch.size();
+    CUZK_REQUIRE(r.size == n && s.size == n,
+                 "prove: " + std::to_string(n) + " circuits but " + std::to_string(r.size) +
+                     " r and " + std::to_string(s.size) + " s blinding factors");
+    srs.validate();
+    for (size_t i = 0; i < n; i++)
+        validate(batch[i], srs, i);
+
+    // 1. Preamble, lock not held.
+    std::vector<prepared_t> prepared(n);
+    for (size_t i = 0; i < n; i++)
+        prepare(prepared[i], batch[i], srs, pool);
+    std::vector<blst_p2> b_g2(n);
+    background_t b_g2_task([&] {
+        for (size_t i = 0; i < n; i++)
+            prepared[i].b_g2.evaluate(b_g2[i], pool);
+    });
+
+    // 2. Kernel region, lock held once for the whole batch.
+    std::vector<kernel_sums_t> sums(n);
+    gpu_lock_guard_t held(lock);
+    for (size_t i = 0; i < n; i++)
+        kernel_region(sums[i], batch[i], prepared[i], srs, pool);
+    held.release();
+
+    // 3. Epilogue, lock not held.
+    b_g2_task.join();
+    prove_output_t out;
+    out.proofs.reserve(n);
+    for (size_t i = 0; i < n; i++)
+        out.proofs.push_back(assemble(srs, sums[i], b_g2[i], r[i], s[i]));
+
+    prove_timings_t& t = out.timings;
+    t.preamble_ns = held.requested_ns() - started_ns;
+    t.lock_wait_ns = held.taken_ns() - held.requested_ns();
+    t.kernel_ns = held.released_ns() - held.taken_ns();
+    t.lock_taken_ns = held.taken_ns();
+    t.lock_released_ns = held.released_ns();
+    t.epilogue_ns = monotonic_ns() - held.released_ns();
+    return out;
+}
+
+}  // namespace cuzk

@@ -1,0 +1,153 @@
+#include "cuzk/thread_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+
+namespace cuzk {
+
+size_t default_thread_count()
+{
+    if (const char* env = std::getenv("CUZK_NATIVE_THREADS")) {
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(env, &end, 10);
+        if (end != env && *end == '\0' && n > 0)
+            return n;
+    }
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// One parallel_for call: indices are claimed with `next`, counted done with
+// `finished`. Shared with the workers so it outlives whoever touches it last.
+struct thread_pool_t::job_t {
+    job_t(size_t count, const std::function<void(size_t)>& task) : n(count), fn(task) {}
+
+    const size_t n;
+    const std::function<void(size_t)>& fn;  // not called once all are claimed
+    std::atomic<size_t> next{0};
+    std::atomic<size_t> finished{0};
+    std::atomic<bool> failed{false};
+    std::mutex mutex;  // guards error, and the done signal
+    std::condition_variable done;
+    std::exception_ptr error;
+};
+
+thread_pool_t::thread_pool_t(size_t threads)
+{
+    try {
+        for (size_t i = 1; i < threads; i++)
+            workers_.emplace_back([this] { worker_loop(); });
+    } catch (...) {
+        stop();
+        throw;
+    }
+}
+
+thread_pool_t::~thread_pool_t() { stop(); }
+
+void thread_pool_t::stop() noexcept
+{
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    for (auto& worker : workers_)
+        if (worker.joinable())
+            worker.join();
+}
+
+thread_pool_t& thread_pool_t::global()
+{
+    // Never destroyed: Rust threads may still be inside parallel_for while
+    // the process exits, and must not find the pool torn down under them.
+    static thread_pool_t* const pool = new thread_pool_t(default_thread_count());
+    return *pool;
+}
+
+void thread_pool_t::run_indices(job_t& job)
+{
+    for (size_t i; (i = job.next.fetch_add(1)) < job.n;) {
+        if (!job.failed.load()) {
+            try {
+                job.fn(i);
+            } catch (...) {
+                std::lock_guard<std::mutex> guard(job.mutex);
+                if (!job.error)
+                    job.error = std::current_exception();
+                job.failed.store(true);
+            }
+        }
+        if (job.finished.fetch_add(1) + 1 == job.n) {
+            std::lock_guard<std::mutex> guard(job.mutex);
+            job.done.notify_all();
+        }
+    }
+}
+
+void thread_pool_t::worker_loop()
+{
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+        if (stopping_)
+            return;
+        std::shared_ptr<job_t> job = jobs_.front();
+        if (job->next.load() >= job->n) {
+            jobs_.pop_front();  // every index claimed: nothing left to share
+            continue;
+        }
+        lock.unlock();
+        run_indices(*job);
+        lock.lock();
+    }
+}
+
+void thread_pool_t::retire(const std::shared_ptr<job_t>& job)
+{
+    std::lock_guard<std::mutex> guard(mutex_);
+    const auto it = std::find(jobs_.begin(), jobs_.end(), job);
+    if (it != jobs_.end())
+        jobs_.erase(it);
+}
+
+void thread_pool_t::parallel_for(size_t n, const std::function<void(size_t)>& fn)
+{
+    if (n == 0)
+        return;
+    if (n == 1 || workers_.empty()) {
+        for (size_t i = 0; i < n; i++)
+            fn(i);
+        return;
+    }
+    auto job = std::make_shared<job_t>(n, fn);
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        jobs_.push_back(job);
+    }
+    wake_.notify_all();
+    run_indices(*job);
+    {
+        std::unique_lock<std::mutex> lock(job->mutex);
+        job->done.wait(lock, [&] { return job->finished.load() == n; });
+    }
+    retire(job);
+    if (job->error)
+        std::rethrow_exception(job->error);
+}
+
+void thread_pool_t::parallel_range(size_t n, size_t grain,
+                                   const std::function<void(size_t, size_t)>& fn)
+{
+    if (n == 0)
+        return;
+    grain = std::max<size_t>(grain, 1);
+    const size_t ranges = std::min((n + grain - 1) / grain, 4 * size());
+    const size_t step = (n + ranges - 1) / ranges;
+    parallel_for((n + step - 1) / step, [&](size_t i) {
+        fn(i * step, std::min(n, (i + 1) * step));
+    });
+}
+
+}  // namespace cuzk

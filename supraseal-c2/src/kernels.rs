@@ -1,0 +1,79 @@
+//! The native kernels on their own, for tests and benchmarks.
+
+use std::slice;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use group::Group;
+
+use crate::bridge::ffi;
+use crate::raw::{limbs, limbs_mut};
+use crate::Error;
+
+/// `sum(scalars[i] * points[i])` in G1, multi-threaded Pippenger.
+pub fn msm_g1(points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective, Error> {
+    Error::check_shape("MSM scalars vs points", points.len(), scalars.len())?;
+    let mut out = G1Projective::identity();
+    ffi::msm_g1(
+        limbs(points),
+        limbs(scalars),
+        limbs_mut(slice::from_mut(&mut out)),
+    )?;
+    Ok(out)
+}
+
+/// `sum(scalars[i] * points[i])` in G2, multi-threaded Pippenger.
+pub fn msm_g2(points: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective, Error> {
+    Error::check_shape("MSM scalars vs points", points.len(), scalars.len())?;
+    let mut out = G2Projective::identity();
+    ffi::msm_g2(
+        limbs(points),
+        limbs(scalars),
+        limbs_mut(slice::from_mut(&mut out)),
+    )?;
+    Ok(out)
+}
+
+/// `sum(points[i] for i in indices)` in G1: the prover's batch addition for
+/// variables whose scalar is exactly 1. Indices may repeat.
+pub fn batch_add_g1(points: &[G1Affine], indices: &[usize]) -> Result<G1Projective, Error> {
+    let mut out = G1Projective::identity();
+    ffi::batch_add_g1(limbs(points), indices, limbs_mut(slice::from_mut(&mut out)))?;
+    Ok(out)
+}
+
+/// `sum(points[i] for i in indices)` in G2.
+pub fn batch_add_g2(points: &[G2Affine], indices: &[usize]) -> Result<G2Projective, Error> {
+    let mut out = G2Projective::identity();
+    ffi::batch_add_g2(limbs(points), indices, limbs_mut(slice::from_mut(&mut out)))?;
+    Ok(out)
+}
+
+/// In-place NTT over the domain of size `values.len()` (a power of two):
+/// evaluations from coefficients, or the inverse when `inverse`.
+///
+/// Evaluation `i` is at `w^i`, `w = ROOT_OF_UNITY^(2^(32 - k))` for
+/// `len = 2^k`, as in `ff`/bellperson; the inverse includes the `1/len`.
+pub fn ntt(values: &mut [Scalar], inverse: bool) -> Result<(), Error> {
+    check_power_of_two(values.len())?;
+    ffi::ntt(limbs_mut(values), inverse, false)?;
+    Ok(())
+}
+
+/// In-place NTT over the coset `g<w>`, `g` = 7 (`MULTIPLICATIVE_GENERATOR`):
+/// evaluation `i` is at `g * w^i`; `inverse` interpolates back.
+pub fn coset_ntt(values: &mut [Scalar], inverse: bool) -> Result<(), Error> {
+    check_power_of_two(values.len())?;
+    ffi::ntt(limbs_mut(values), inverse, true)?;
+    Ok(())
+}
+
+fn check_power_of_two(len: usize) -> Result<(), Error> {
+    if len.is_power_of_two() {
+        return Ok(());
+    }
+    Err(Error::Shape {
+        what: "NTT length (a power of two)",
+        expected: len.next_power_of_two(),
+        got: len,
+    })
+}
