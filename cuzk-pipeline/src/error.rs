@@ -1,0 +1,56 @@
+//! Errors of one partition's pipeline.
+
+use bellpepper_core::SynthesisError;
+
+/// What can go wrong while synthesizing, proving or verifying a partition.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The workload name or size is not one of `shared/workloads.md`.
+    #[error("bad workload: {0}")]
+    BadWorkload(String),
+    /// The circuit could not be synthesized.
+    #[error("synthesis failed")]
+    Synthesis(#[from] SynthesisError),
+    /// The parameters do not belong to this workload.
+    #[error("parameters do not match workload {workload}")]
+    ParamsMismatch {
+        /// The workload the parameters were used for.
+        workload: String,
+        /// What disagrees.
+        #[source]
+        source: bellperson_lite::ParamsError,
+    },
+    /// The prover failed.
+    #[error("proving failed")]
+    Prover(#[from] bellperson_lite::ProverError),
+    /// The verifier could not run (e.g. a wrong number of public inputs).
+    #[error("verification failed to run")]
+    Verifier(#[from] bellperson_lite::VerificationError),
+    /// A request proof has the wrong length.
+    #[error("proof is {got} bytes; {partitions} partitions need {expected}")]
+    ProofLength {
+        /// Bytes given.
+        got: usize,
+        /// Bytes expected.
+        expected: usize,
+        /// Partitions in the request.
+        partitions: usize,
+    },
+    /// A partition's proof bytes do not decode.
+    #[error("partition {partition}: malformed proof")]
+    MalformedProof {
+        /// The partition.
+        partition: usize,
+        /// Why it does not decode.
+        #[source]
+        source: bellperson_lite::ProofError,
+    },
+    /// A partition's proof does not verify.
+    #[error("partition {partition} (seed {seed}) does not verify")]
+    Rejected {
+        /// The partition.
+        partition: usize,
+        /// Its seed.
+        seed: u64,
+    },
+}

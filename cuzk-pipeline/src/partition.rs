@@ -1,0 +1,102 @@
+//! One partition: synthesize it, prove it under a `&GpuLock`.
+
+use std::time::Instant;
+
+use bellperson_lite::{Parameters, Proof, ProvingAssignment};
+use blstrs::Scalar;
+use ff::Field;
+use supraseal_c2::{monotonic_ns, GpuLock, PhaseTimings, Srs};
+
+use crate::{PipelineError, Workload};
+
+/// A synthesized partition, ready for the prover.
+pub struct Partition {
+    /// Its workload.
+    pub workload: Workload,
+    /// Its seed.
+    pub seed: u64,
+    /// The recorded evaluations, assignments and densities.
+    pub assignment: ProvingAssignment,
+    /// When synthesis started, on [`supraseal_c2::monotonic_ns`].
+    pub synth_started_ns: u64,
+    /// When synthesis ended, on the same clock.
+    pub synth_ended_ns: u64,
+}
+
+impl Partition {
+    /// Nanoseconds spent synthesizing.
+    pub fn synth_ns(&self) -> u64 {
+        self.synth_ended_ns - self.synth_started_ns
+    }
+}
+
+/// A partition's proof, with where the prover spent its time.
+#[derive(Clone, Debug)]
+pub struct PartitionProof {
+    /// The proof.
+    pub proof: Proof,
+    /// The prover's phase timings and lock instants.
+    pub timings: PhaseTimings,
+}
+
+/// Synthesizes the `workload` circuit for `seed` on the calling thread.
+pub fn synthesize_partition(workload: Workload, seed: u64) -> Result<Partition, PipelineError> {
+    let synth_started_ns = monotonic_ns();
+    let assignment = ProvingAssignment::synthesize(workload.circuit(seed))?;
+    Ok(Partition {
+        workload,
+        seed,
+        assignment,
+        synth_started_ns,
+        synth_ended_ns: monotonic_ns(),
+    })
+}
+
+/// Proves `partition` with fresh random blinding. The lock is held only in
+/// the native kernel region.
+pub fn gpu_prove(
+    partition: &Partition,
+    srs: &Srs,
+    lock: &GpuLock,
+) -> Result<PartitionProof, PipelineError> {
+    let mut rng = rand::thread_rng();
+    let (r, s) = (Scalar::random(&mut rng), Scalar::random(&mut rng));
+    gpu_prove_with(partition, srs, lock, r, s)
+}
+
+/// Proves `partition` with the given blinding `r`, `s` (deterministic, for
+/// tests and backend comparisons).
+pub fn gpu_prove_with(
+    partition: &Partition,
+    srs: &Srs,
+    lock: &GpuLock,
+    r: Scalar,
+    s: Scalar,
+) -> Result<PartitionProof, PipelineError> {
+    let provers = std::slice::from_ref(&partition.assignment);
+    let (mut proofs, timings) = bellperson_lite::prove_from_assignments(provers, srs, lock, &[r], &[s])?;
+    Ok(PartitionProof {
+        proof: proofs.remove(0),
+        timings,
+    })
+}
+
+/// Generates fresh random parameters for `workload` (slow: a trusted setup
+/// for tests and benchmarks only).
+pub fn setup(workload: Workload) -> Result<Parameters, PipelineError> {
+    let started = Instant::now();
+    let params = bellperson_lite::generate_random_parameters(workload.shape(), &mut rand::thread_rng())?;
+    log::info!("setup {workload}: {:.3} s", started.elapsed().as_secs_f64());
+    Ok(params)
+}
+
+/// Checks that `params` were made for `workload`'s shape, by comparing their
+/// sizes with a synthesized `partition` of it.
+pub fn check_params(params: &Parameters, partition: &Partition) -> Result<(), PipelineError> {
+    params
+        .check_shape(&partition.assignment)
+        .map_err(|source| PipelineError::ParamsMismatch {
+            workload: partition.workload.to_string(),
+            source,
+        })
+}

@@ -1,0 +1,62 @@
+//! Checking a request's proof: every partition against its native inputs.
+
+use bellperson_lite::{PreparedVerifyingKey, Proof, PROOF_BYTES};
+
+use crate::{partition_seed, PipelineError, Workload};
+
+/// Splits a request proof (the partitions' 192-byte proofs, in order) into
+/// proofs, checking its length and each proof's encoding.
+pub fn decode_request_proof(bytes: &[u8], partitions: usize) -> Result<Vec<Proof>, PipelineError> {
+    let expected = partitions * PROOF_BYTES;
+    if bytes.len() != expected {
+        return Err(PipelineError::ProofLength {
+            got: bytes.len(),
+            expected,
+            partitions,
+        });
+    }
+    bytes
+        .chunks(PROOF_BYTES)
+        .enumerate()
+        .map(|(partition, chunk)| {
+            Proof::from_bytes(chunk)
+                .map_err(|source| PipelineError::MalformedProof { partition, source })
+        })
+        .collect()
+}
+
+/// Concatenates partition proofs into a request proof.
+pub fn encode_request_proof(proofs: &[Proof]) -> Vec<u8> {
+    proofs.iter().flat_map(|p| p.to_bytes()).collect()
+}
+
+/// Verifies every partition proof of request `request` against the public
+/// inputs the verifier derives itself. Fails naming the first partition that
+/// does not verify.
+pub fn verify_request(
+    pvk: &PreparedVerifyingKey,
+    workload: Workload,
+    request: u64,
+    proofs: &[Proof],
+) -> Result<(), PipelineError> {
+    let partitions = proofs.len();
+    let seeds: Vec<u64> = (0..partitions)
+        .map(|j| partition_seed(request, partitions, j))
+        .collect();
+    let inputs: Vec<_> = seeds.iter().map(|&s| workload.public_inputs(s)).collect();
+    let refs: Vec<&Proof> = proofs.iter().collect();
+    let mut rng = rand::thread_rng();
+    if bellperson_lite::verify_proofs_batch(pvk, &mut rng, &refs, &inputs)? {
+        return Ok(());
+    }
+    // The batch failed: find the first partition to blame.
+    for (partition, (proof, input)) in proofs.iter().zip(&inputs).enumerate() {
+        if !bellperson_lite::verify_proof(pvk, proof, input)? {
+            return Err(PipelineError::Rejected {
+                partition,
+                seed: seeds[partition],
+            });
+        }
+    }
+    Ok(())
+}
