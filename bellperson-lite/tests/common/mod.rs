@@ -1,0 +1,91 @@
+//! Shared test circuits, fixtures and the pure-Rust reference prover.
+#![allow(dead_code)]
+
+pub mod reference;
+
+use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError, Variable};
+use bellperson_lite::{generate_random_parameters, Parameters};
+use blstrs::Scalar;
+use ff::Field;
+use rand_chacha::ChaCha8Rng;
+use rand_core::SeedableRng;
+
+/// A deterministic RNG for tests.
+pub fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// `x` public; `a_0 = x`; `a_{k+1} = a_k (a_k + k + 1)` for `k < n`;
+/// `sq = a_0^2` (a variable only in C); `out = a_n` public.
+#[derive(Clone, Debug)]
+pub struct MulChain {
+    /// Steps.
+    pub n: usize,
+    /// The start, `None` for the shape only.
+    pub x: Option<Scalar>,
+}
+
+fn value(v: Option<Scalar>) -> Result<Scalar, SynthesisError> {
+    v.ok_or(SynthesisError::AssignmentMissing)
+}
+
+/// The public inputs of `MulChain { n, x }`: `[x, a_n]`.
+pub fn mul_chain_inputs(n: usize, x: Scalar) -> Vec<Scalar> {
+    let mut a = x;
+    for k in 0..n {
+        a *= a + Scalar::from(k as u64 + 1);
+    }
+    vec![x, a]
+}
+
+impl Circuit<Scalar> for MulChain {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let x_in = cs.alloc_input(|| "x", || value(self.x))?;
+        let mut cur_val = self.x;
+        let a0 = cs.alloc(|| "a0", || value(cur_val))?;
+        cs.enforce(
+            || "a0 = x",
+            |lc| lc + a0,
+            |lc| lc + CS::one(),
+            |lc| lc + x_in,
+        );
+        let mut cur: Variable = a0;
+        for k in 0..self.n {
+            let ks = Scalar::from(k as u64 + 1);
+            let next_val = cur_val.map(|v| v * (v + ks));
+            let next = cs.alloc(|| format!("a{}", k + 1), || value(next_val))?;
+            cs.enforce(
+                || format!("step {k}"),
+                |lc| lc + cur,
+                |lc| lc + cur + (ks, CS::one()),
+                |lc| lc + next,
+            );
+            cur = next;
+            cur_val = next_val;
+        }
+        let sq = cs.alloc(|| "sq", || value(self.x.map(|v| v.square())))?;
+        cs.enforce(|| "sq", |lc| lc + a0, |lc| lc + a0, |lc| lc + sq);
+        let out = cs.alloc_input(|| "out", || value(cur_val))?;
+        cs.enforce(|| "out", |lc| lc + cur, |lc| lc + CS::one(), |lc| lc + out);
+        Ok(())
+    }
+}
+
+/// Parameters for `MulChain { n, .. }` from a seeded RNG.
+pub fn params(n: usize, seed: u64) -> Parameters {
+    generate_random_parameters(MulChain { n, x: None }, &mut rng(seed)).expect("setup")
+}
+
+/// A witness for `MulChain` with start `x`.
+pub fn witness(n: usize, x: u64) -> MulChain {
+    MulChain {
+        n,
+        x: Some(Scalar::from(x)),
+    }
+}
+
+/// A random non-zero blinding pair.
+pub fn blinding(seed: u64) -> (Scalar, Scalar) {
+    let mut r = rng(seed);
+    (Scalar::random(&mut r), Scalar::random(&mut r))
+}
