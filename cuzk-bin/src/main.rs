@@ -1,0 +1,83 @@
+//! `cuzk`: the command-line face of the cuzk proving engine. It parses
+//! arguments and calls the layers below; it holds no proving logic.
+
+#![forbid(unsafe_code)]
+
+mod bench;
+mod config;
+mod keys;
+mod report;
+mod single;
+mod sweep;
+mod timeline;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// cuzk: a Groth16 proving engine for Filecoin-style proofs on BLS12-381.
+#[derive(Parser)]
+#[command(name = "cuzk", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate random parameters for a workload (a test setup, not a ceremony).
+    Setup(single::SetupArgs),
+    /// Prove every partition of one request and write the request proof.
+    Prove(single::ProveArgs),
+    /// Verify a request proof; exit 1 naming the first partition that fails.
+    Verify(single::VerifyArgs),
+    /// Run requests through the engine and report throughput and GPU efficiency.
+    Bench(bench::BenchArgs),
+    /// Run the bench over a grid of worker counts.
+    Sweep(sweep::SweepArgs),
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Some(Command::Setup(args)) => single::setup(&args),
+        Some(Command::Prove(args)) => single::prove(&args),
+        Some(Command::Verify(args)) => single::verify(&args),
+        Some(Command::Bench(args)) => run_with_config(args.config.clone(), |c| bench::run_bench(&args, c)),
+        Some(Command::Sweep(args)) => run_with_config(args.config.clone(), |c| sweep::run_sweep(&args, c)),
+        None => run_with_config(None, |c| bench::run_bench(&bench::BenchArgs::default(), c)),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("cuzk: {}", error_chain(err.as_ref()));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type CliResult = Result<(), Box<dyn std::error::Error>>;
+
+fn run_with_config(
+    path: Option<std::path::PathBuf>,
+    run: impl FnOnce(&config::FileConfig) -> CliResult,
+) -> CliResult {
+    let config = match path {
+        Some(p) => config::FileConfig::load(&p)?,
+        None => config::FileConfig::default(),
+    };
+    run(&config)
+}
+
+/// An error and its sources on one line: `outer: inner: innermost`.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut line = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        line.push_str(": ");
+        line.push_str(&s.to_string());
+        source = s.source();
+    }
+    line
+}

@@ -1,0 +1,150 @@
+//! `cuzk setup`, `cuzk prove` and `cuzk verify`: one request, no engine
+//! tuning, for users who want a proof file and a yes or no.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use cuzk_pipeline::{partition_seed, Workload};
+
+use crate::{keys, CliResult};
+
+/// Which circuit: the workload family and its size.
+#[derive(Args, Clone, Debug)]
+pub struct WorkloadArgs {
+    /// Circuit family: sha-chain or mul-chain.
+    #[arg(long, default_value = "sha-chain")]
+    pub workload: String,
+    /// Blocks (sha-chain) or squarings (mul-chain).
+    #[arg(long, default_value_t = 1)]
+    pub size: usize,
+}
+
+impl WorkloadArgs {
+    fn resolve(&self) -> Result<Workload, cuzk_pipeline::PipelineError> {
+        Workload::new(&self.workload, self.size)
+    }
+}
+
+/// Arguments of `cuzk setup`.
+#[derive(Args, Debug)]
+pub struct SetupArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Where to write the parameters (bellperson's .params format).
+    #[arg(long)]
+    params: PathBuf,
+}
+
+/// Arguments of `cuzk prove`.
+#[derive(Args, Debug)]
+pub struct ProveArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Parameters file written by `cuzk setup` (or bellperson).
+    #[arg(long)]
+    params: PathBuf,
+    /// Partitions in the request.
+    #[arg(long, default_value_t = 1)]
+    partitions: usize,
+    /// Request number: partition j uses seed request*partitions + j.
+    #[arg(long, default_value_t = 0)]
+    request: u64,
+    /// Where to write the request proof (192 bytes per partition).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Arguments of `cuzk verify`.
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Parameters file the proof was made with.
+    #[arg(long)]
+    params: PathBuf,
+    /// Partitions in the request.
+    #[arg(long, default_value_t = 1)]
+    partitions: usize,
+    /// Request number the proof claims.
+    #[arg(long, default_value_t = 0)]
+    request: u64,
+    /// The request proof to check.
+    #[arg(long)]
+    proof: PathBuf,
+}
+
+/// `cuzk setup`.
+pub fn setup(args: &SetupArgs) -> CliResult {
+    let workload = args.workload.resolve()?;
+    let started = Instant::now();
+    eprintln!("generating parameters for {workload} ...");
+    let params = cuzk_pipeline::setup(workload)?;
+    params.write_file(&args.params)?;
+    eprintln!(
+        "wrote {} ({} constraints in the domain, {} aux variables) in {:.1} s",
+        args.params.display(),
+        params.h.len() + 1,
+        params.l.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `cuzk prove`.
+pub fn prove(args: &ProveArgs) -> CliResult {
+    let workload = args.workload.resolve()?;
+    if args.partitions == 0 {
+        return Err("--partitions must be at least 1".into());
+    }
+    let key = keys::load(&args.params)?;
+    let lock = supraseal_c2::GpuLock::new(0);
+    let started = Instant::now();
+    let mut proofs = Vec::with_capacity(args.partitions);
+    for j in 0..args.partitions {
+        let seed = partition_seed(args.request, args.partitions, j);
+        let partition = cuzk_pipeline::synthesize_partition(workload, seed)?;
+        cuzk_pipeline::check_params(&key.params, &partition)?;
+        let proof = cuzk_pipeline::gpu_prove(&partition, &key.srs, &lock)?;
+        eprintln!(
+            "partition {}/{}: synthesis {:.2} s, prove {:.2} s",
+            j + 1,
+            args.partitions,
+            partition.synth_ns() as f64 * 1e-9,
+            total_prove_ns(&proof.timings) as f64 * 1e-9
+        );
+        proofs.push(proof.proof);
+    }
+    let bytes = cuzk_pipeline::encode_request_proof(&proofs);
+    std::fs::write(&args.out, &bytes)
+        .map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
+    eprintln!(
+        "wrote {} ({} bytes) in {:.2} s",
+        args.out.display(),
+        bytes.len(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `cuzk verify`.
+pub fn verify(args: &VerifyArgs) -> CliResult {
+    let workload = args.workload.resolve()?;
+    if args.partitions == 0 {
+        return Err("--partitions must be at least 1".into());
+    }
+    let bytes = std::fs::read(&args.proof)
+        .map_err(|e| format!("cannot read proof {}: {e}", args.proof.display()))?;
+    let proofs = cuzk_pipeline::decode_request_proof(&bytes, args.partitions)?;
+    let vk = keys::load_verifying_key(&args.params)?;
+    cuzk_pipeline::verify_request(&vk, workload, args.request, &proofs)?;
+    println!(
+        "ok: {} partition proofs of {workload} request {} verify",
+        args.partitions, args.request
+    );
+    Ok(())
+}
+
+fn total_prove_ns(t: &supraseal_c2::PhaseTimings) -> u64 {
+    t.preamble_ns + t.lock_wait_ns + t.kernel_ns + t.epilogue_ns
+}

@@ -1,0 +1,107 @@
+//! The `cuzk` binary end to end: setup, prove, verify, and a one-line error
+//! with a non-zero exit (never a panic) for each kind of bad input.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn cuzk(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cuzk"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("run cuzk")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Asserts failure with one `cuzk: ...` line on stderr mentioning `needle`.
+fn assert_fails_with(out: &Output, needle: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "succeeded; stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "panicked: {stderr}");
+    let line = stderr.lines().last().unwrap_or_default();
+    assert!(line.starts_with("cuzk: "), "no error line: {stderr}");
+    assert!(line.contains(needle), "'{line}' does not mention '{needle}'");
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    sha: PathBuf,
+    mul: PathBuf,
+    proof: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let sha = dir.path().join("sha.params");
+    let mul = dir.path().join("mul.params");
+    let proof = dir.path().join("req.proof");
+    let out = cuzk(&["setup", "--workload", "sha-chain", "--size", "1", "--params", s(&sha)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cuzk(&["setup", "--workload", "mul-chain", "--size", "300", "--params", s(&mul)]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = cuzk(&[
+        "prove", "--params", s(&sha), "--workload", "sha-chain", "--size", "1",
+        "--partitions", "2", "--request", "0", "--out", s(&proof),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    Fixture { _dir: dir, sha, mul, proof }
+}
+
+fn verify(params: &Path, request: &str, proof: &Path) -> Output {
+    cuzk(&[
+        "verify", "--params", s(params), "--workload", "sha-chain", "--size", "1",
+        "--partitions", "2", "--request", request, "--proof", s(proof),
+    ])
+}
+
+#[test]
+fn setup_prove_verify_and_every_bad_input() {
+    let f = fixture();
+    assert_eq!(std::fs::metadata(&f.proof).unwrap().len(), 2 * 192);
+    let ok = verify(&f.sha, "0", &f.proof);
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+
+    // The proof of request 0 is not a proof of request 1: partition 0 fails.
+    assert_fails_with(&verify(&f.sha, "1", &f.proof), "partition 0");
+
+    // A tampered second partition is named.
+    let mut bytes = std::fs::read(&f.proof).unwrap();
+    let tampered = f.proof.with_extension("tampered");
+    bytes.copy_within(192 + 144..192 + 192, 192); // partition 1's A := its C
+    std::fs::write(&tampered, &bytes).unwrap();
+    assert_fails_with(&verify(&f.sha, "0", &tampered), "partition 1");
+
+    // A proof of the wrong length.
+    let short = f.proof.with_extension("short");
+    std::fs::write(&short, &bytes[..300]).unwrap();
+    assert_fails_with(&verify(&f.sha, "0", &short), "384");
+
+    // A missing parameters file names the path.
+    let missing = f.sha.with_extension("missing");
+    assert_fails_with(&verify(&missing, "0", &f.proof), "missing");
+
+    // A malformed parameters file: truncated.
+    let truncated = f.sha.with_extension("truncated");
+    let params = std::fs::read(&f.sha).unwrap();
+    std::fs::write(&truncated, &params[..params.len() / 2]).unwrap();
+    let out = cuzk(&[
+        "prove", "--params", s(&truncated), "--workload", "sha-chain", "--size", "1",
+        "--out", s(&tampered),
+    ]);
+    assert_fails_with(&out, "truncated");
+
+    // Parameters for another circuit.
+    let out = cuzk(&[
+        "prove", "--params", s(&f.mul), "--workload", "sha-chain", "--size", "1",
+        "--out", s(&tampered),
+    ]);
+    assert_fails_with(&out, "do not match");
+    assert_fails_with(&verify(&f.mul, "0", &f.proof), "partition 0");
+
+    // A bad workload name.
+    let out = cuzk(&["setup", "--workload", "md5", "--size", "1", "--params", s(&missing)]);
+    assert_fails_with(&out, "unknown workload");
+}
