@@ -11,6 +11,9 @@
 //! - [`prove_from_assignments`] / [`create_random_proof_batch`] call the
 //!   native prover; [`Proof`] is bellperson's 192-byte encoding.
 //! - [`verify_proof`] and [`verify_proofs_batch`] check proofs.
+//! - [`CompiledShape`] is the fast path of synthesis: a shape's constraints
+//!   compiled once into sparse matrices, then per partition only the witness
+//!   and three sparse matrix products.
 //!
 //! The circuit trait is `bellpepper_core` 0.4's, implemented by a thin
 //! adapter; the recording logic does not depend on the trait version, so an
@@ -60,6 +63,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod compiled;
 mod cs;
 mod encoding;
 mod error;
@@ -70,6 +74,7 @@ mod proof;
 mod prover;
 mod verifier;
 
+pub use compiled::{CompiledError, CompiledShape, SynthesisTimings};
 pub use cs::domain_size;
 pub use cs::proving::{synthesize_circuits_batch, ProvingAssignment};
 pub use error::{

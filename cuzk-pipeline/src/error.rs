@@ -11,6 +11,19 @@ pub enum PipelineError {
     /// The circuit could not be synthesized.
     #[error("synthesis failed")]
     Synthesis(#[from] SynthesisError),
+    /// A workload's shape could not be compiled.
+    #[error("cannot compile the shape of {workload}")]
+    Compile {
+        /// The workload.
+        workload: String,
+        /// Why; shared by every caller that waited for the compilation.
+        #[source]
+        source: std::sync::Arc<bellperson_lite::CompiledError>,
+    },
+    /// The compiled path refused the partition or disagreed with full
+    /// synthesis.
+    #[error("compiled synthesis")]
+    Compiled(#[from] bellperson_lite::CompiledError),
     /// The parameters do not belong to this workload.
     #[error("parameters do not match workload {workload}")]
     ParamsMismatch {

@@ -23,13 +23,14 @@
 
 mod error;
 mod partition;
+mod synthesis;
 mod verify;
 pub mod workload;
 
 pub use error::PipelineError;
 pub use partition::{
-    check_params, gpu_prove, gpu_prove_with, setup, synthesize_partition, Partition,
-    PartitionProof,
+    check_params, gpu_prove, gpu_prove_with, setup, synthesize_partition, Partition, PartitionProof,
 };
+pub use synthesis::{synthesize_compiled, synthesize_with, ShapeCache, SynthesisMode};
 pub use verify::{decode_request_proof, encode_request_proof, verify_request};
 pub use workload::{partition_seed, Workload, WorkloadCircuit};

@@ -21,6 +21,8 @@ pub struct Partition {
     pub synth_started_ns: u64,
     /// When synthesis ended, on the same clock.
     pub synth_ended_ns: u64,
+    /// Witness and matrix-product time, when the compiled path made it.
+    pub compiled: Option<bellperson_lite::SynthesisTimings>,
 }
 
 impl Partition {
@@ -49,6 +51,7 @@ pub fn synthesize_partition(workload: Workload, seed: u64) -> Result<Partition, 
         assignment,
         synth_started_ns,
         synth_ended_ns: monotonic_ns(),
+        compiled: None,
     })
 }
 
@@ -74,7 +77,8 @@ pub fn gpu_prove_with(
     s: Scalar,
 ) -> Result<PartitionProof, PipelineError> {
     let provers = std::slice::from_ref(&partition.assignment);
-    let (mut proofs, timings) = bellperson_lite::prove_from_assignments(provers, srs, lock, &[r], &[s])?;
+    let (mut proofs, timings) =
+        bellperson_lite::prove_from_assignments(provers, srs, lock, &[r], &[s])?;
     Ok(PartitionProof {
         proof: proofs.remove(0),
         timings,
@@ -85,7 +89,8 @@ pub fn gpu_prove_with(
 /// for tests and benchmarks only).
 pub fn setup(workload: Workload) -> Result<Parameters, PipelineError> {
     let started = Instant::now();
-    let params = bellperson_lite::generate_random_parameters(workload.shape(), &mut rand::thread_rng())?;
+    let params =
+        bellperson_lite::generate_random_parameters(workload.shape(), &mut rand::thread_rng())?;
     log::info!("setup {workload}: {:.3} s", started.elapsed().as_secs_f64());
     Ok(params)
 }

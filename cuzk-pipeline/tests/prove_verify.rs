@@ -27,7 +27,11 @@ fn prove_request(workload: Workload, request: u64, partitions: usize) -> Proven 
             gpu_prove(&partition, &srs, &lock).expect("prove").proof
         })
         .collect();
-    Proven { workload, params, proofs }
+    Proven {
+        workload,
+        params,
+        proofs,
+    }
 }
 
 fn check_all_rejections(p: &Proven, other_vk: &bellperson_lite::PreparedVerifyingKey) {
@@ -47,16 +51,25 @@ fn check_all_rejections(p: &Proven, other_vk: &bellperson_lite::PreparedVerifyin
         other => panic!("tampered proof accepted or misreported: {other:?}"),
     }
     // The same proof against another circuit's verifying key.
-    let inputs = p.workload.public_inputs(cuzk_pipeline::partition_seed(3, 2, 0));
+    let inputs = p
+        .workload
+        .public_inputs(cuzk_pipeline::partition_seed(3, 2, 0));
     assert!(!verify_proof(other_vk, &p.proofs[0], &inputs).unwrap());
 
     // The encoded request proof round-trips.
     let bytes = encode_request_proof(&p.proofs);
     assert_eq!(bytes.len(), 192 * p.proofs.len());
-    assert_eq!(decode_request_proof(&bytes, p.proofs.len()).unwrap(), p.proofs);
+    assert_eq!(
+        decode_request_proof(&bytes, p.proofs.len()).unwrap(),
+        p.proofs
+    );
     assert!(matches!(
         decode_request_proof(&bytes[..191], 1),
-        Err(PipelineError::ProofLength { got: 191, expected: 192, .. })
+        Err(PipelineError::ProofLength {
+            got: 191,
+            expected: 192,
+            ..
+        })
     ));
 }
 
@@ -83,7 +96,10 @@ fn params_for_another_circuit_are_refused_before_proving() {
     let mul = Workload::new("mul-chain", 1000).unwrap();
     let partition = synthesize_partition(mul, 0).unwrap();
     let err = check_params(&sha, &partition).unwrap_err();
-    assert!(matches!(err, PipelineError::ParamsMismatch { .. }), "{err:?}");
+    assert!(
+        matches!(err, PipelineError::ParamsMismatch { .. }),
+        "{err:?}"
+    );
     // Proving anyway fails with a typed shape error, not a panic.
     let srs = sha.srs().unwrap();
     let err = gpu_prove(&partition, &srs, &GpuLock::new(0)).unwrap_err();

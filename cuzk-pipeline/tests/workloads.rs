@@ -22,7 +22,11 @@ fn sha_chain_message_pads_to_exactly_c_blocks() {
 #[test]
 fn sha_chain_message_bytes_follow_the_definition() {
     let m = sha_chain::message(1, 5);
-    let byte = |i: u64| ((i.wrapping_mul(2654435761).wrapping_add(5u64.wrapping_mul(40503))) >> 8) as u8;
+    let byte = |i: u64| {
+        ((i.wrapping_mul(2654435761)
+            .wrapping_add(5u64.wrapping_mul(40503)))
+            >> 8) as u8
+    };
     assert_eq!(m[0], byte(0));
     assert_eq!(m[54], byte(54));
     assert_ne!(sha_chain::message(1, 5), sha_chain::message(1, 6));
@@ -33,13 +37,23 @@ fn sha_chain_circuit_is_satisfied_and_exposes_the_native_digest() {
     let workload = Workload::new("sha-chain", 2).unwrap();
     let mut cs = TestConstraintSystem::<Scalar>::new();
     workload.circuit(11).synthesize(&mut cs).unwrap();
-    assert!(cs.is_satisfied(), "unsatisfied: {:?}", cs.which_is_unsatisfied());
+    assert!(
+        cs.is_satisfied(),
+        "unsatisfied: {:?}",
+        cs.which_is_unsatisfied()
+    );
     let native = workload.public_inputs(11);
     assert_eq!(native.len(), 2);
-    assert!(cs.verify(&native), "circuit inputs differ from the native digest packing");
+    assert!(
+        cs.verify(&native),
+        "circuit inputs differ from the native digest packing"
+    );
     // About 27,000 constraints per block.
     let per_block = cs.num_constraints() / 2;
-    assert!((20_000..35_000).contains(&per_block), "{per_block} constraints per block");
+    assert!(
+        (20_000..35_000).contains(&per_block),
+        "{per_block} constraints per block"
+    );
 }
 
 #[test]
@@ -61,9 +75,16 @@ fn mul_chain_circuit_matches_the_recurrence() {
 
 #[test]
 fn proving_assignment_sees_the_same_public_inputs() {
-    for workload in [Workload::new("sha-chain", 1).unwrap(), Workload::new("mul-chain", 50).unwrap()] {
+    for workload in [
+        Workload::new("sha-chain", 1).unwrap(),
+        Workload::new("mul-chain", 50).unwrap(),
+    ] {
         let p = ProvingAssignment::synthesize(workload.circuit(9)).unwrap();
-        assert_eq!(p.public_inputs(), workload.public_inputs(9).as_slice(), "{workload}");
+        assert_eq!(
+            p.public_inputs(),
+            workload.public_inputs(9).as_slice(),
+            "{workload}"
+        );
     }
 }
 
@@ -78,6 +99,9 @@ fn partition_seeds_follow_request_times_partitions_plus_index() {
 fn workload_names_and_sizes_are_checked() {
     assert!(Workload::new("sha-chain", 0).is_err());
     assert!(Workload::new("md5-chain", 1).is_err());
-    assert_eq!("mul-chain/7".parse::<Workload>().unwrap(), Workload::MulChain { n: 7 });
+    assert_eq!(
+        "mul-chain/7".parse::<Workload>().unwrap(),
+        Workload::MulChain { n: 7 }
+    );
     assert!("sha-chain".parse::<Workload>().is_err());
 }

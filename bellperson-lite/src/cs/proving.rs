@@ -210,6 +210,63 @@ impl ProvingAssignment {
         self.c.push(vc);
     }
 
+    /// A sealed assignment from parts computed elsewhere (the compiled
+    /// path): `[a, b, c]` with the input constraints already appended, and
+    /// the `[a_aux, b_input, b_aux]` density maps.
+    pub(crate) fn from_sealed_parts(
+        [a, b, c]: [Vec<Scalar>; 3],
+        input: Vec<Scalar>,
+        aux: Vec<Scalar>,
+        [a_aux_density, b_input_density, b_aux_density]: [Density; 3],
+    ) -> Self {
+        ProvingAssignment {
+            a,
+            b,
+            c,
+            input,
+            aux,
+            a_aux_density,
+            b_input_density,
+            b_aux_density,
+            sealed: true,
+            foreign: false,
+        }
+    }
+
+    /// The first field in which `self` and `other` differ (`"b[17]"`,
+    /// `"aux_count"`, `"a_aux_density"`...), or `None` when they are equal.
+    pub fn first_difference(&self, other: &Self) -> Option<String> {
+        let vectors = [
+            ("a", &self.a, &other.a),
+            ("b", &self.b, &other.b),
+            ("c", &self.c, &other.c),
+            ("input", &self.input, &other.input),
+            ("aux", &self.aux, &other.aux),
+        ];
+        for (name, x, y) in vectors {
+            if x.len() != y.len() {
+                return Some(format!("{name}_count ({} vs {})", x.len(), y.len()));
+            }
+            if let Some(i) = x.iter().zip(y.iter()).position(|(u, v)| u != v) {
+                return Some(format!("{name}[{i}]"));
+            }
+        }
+        let densities = [
+            ("a_aux_density", &self.a_aux_density, &other.a_aux_density),
+            (
+                "b_input_density",
+                &self.b_input_density,
+                &other.b_input_density,
+            ),
+            ("b_aux_density", &self.b_aux_density, &other.b_aux_density),
+        ];
+        let differs = |(name, x, y): (&str, &Density, &Density)| (x != y).then(|| name.to_owned());
+        densities
+            .into_iter()
+            .find_map(differs)
+            .or_else(|| (self.sealed != other.sealed).then(|| "sealed".to_owned()))
+    }
+
     /// Removes the input constraints, if present, before more recording.
     fn unseal(&mut self) {
         if self.sealed {

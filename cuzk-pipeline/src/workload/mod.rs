@@ -81,9 +81,10 @@ impl Workload {
     /// The circuit without a witness: its shape, for parameter generation.
     pub fn shape(&self) -> WorkloadCircuit {
         match *self {
-            Workload::ShaChain { blocks } => {
-                WorkloadCircuit::Sha(sha_chain::ShaChainCircuit { blocks, message: None })
-            }
+            Workload::ShaChain { blocks } => WorkloadCircuit::Sha(sha_chain::ShaChainCircuit {
+                blocks,
+                message: None,
+            }),
             Workload::MulChain { n } => {
                 WorkloadCircuit::Mul(mul_chain::MulChainCircuit { n, x0: None })
             }

@@ -1,0 +1,144 @@
+//! A sparse R1CS matrix in compressed-row form, and its product with the
+//! full assignment.
+
+use blstrs::Scalar;
+use ff::Field;
+use rayon::prelude::*;
+
+/// Index of `ONE` in every coefficient table: added, never multiplied.
+const COEFF_ONE: u32 = 0;
+/// Index of `-ONE` in every coefficient table: subtracted, never multiplied.
+const COEFF_MINUS_ONE: u32 = 1;
+
+/// Rows per parallel task: big enough to amortise scheduling, small enough
+/// to balance the long packing rows of some gadgets.
+const ROWS_PER_TASK: usize = 4096;
+
+/// One matrix (A, B or C) by rows. A column is an aux index, or an input
+/// index tagged with [`INPUT_TAG`] (`ONE` is input 0).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SparseMatrix {
+    /// Row `i`'s terms are `row_starts[i]..row_starts[i + 1]`.
+    row_starts: Vec<u64>,
+    /// Column of each term.
+    cols: Vec<u32>,
+    /// Coefficient of each term, as an index into the shape's table.
+    coeffs: Vec<u32>,
+}
+
+impl SparseMatrix {
+    pub(crate) fn new() -> Self {
+        SparseMatrix {
+            row_starts: vec![0],
+            cols: Vec::new(),
+            coeffs: Vec::new(),
+        }
+    }
+
+    /// Appends one term to the row being built.
+    pub(crate) fn push_term(&mut self, col: u32, coeff: u32) {
+        self.cols.push(col);
+        self.coeffs.push(coeff);
+    }
+
+    /// Closes the row being built.
+    pub(crate) fn end_row(&mut self) {
+        self.row_starts.push(self.cols.len() as u64);
+    }
+
+    /// Rows closed so far.
+    pub(crate) fn rows(&self) -> usize {
+        self.row_starts.len() - 1
+    }
+
+    /// Terms stored.
+    pub(crate) fn nnz(&self) -> usize {
+        self.cols.len()
+    }
+
+    /// Bytes of heap memory held.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.row_starts.capacity() * 8 + self.cols.capacity() * 4 + self.coeffs.capacity() * 4
+    }
+
+    /// `self · z` into `out` (one value per row), rows split across threads.
+    pub(crate) fn mul_vec(&self, z: &Assignment<'_>, table: &[Scalar], out: &mut [Scalar]) {
+        debug_assert_eq!(out.len(), self.rows());
+        out.par_chunks_mut(ROWS_PER_TASK)
+            .enumerate()
+            .for_each(|(chunk, dst)| {
+                let first = chunk * ROWS_PER_TASK;
+                for (k, value) in dst.iter_mut().enumerate() {
+                    *value = self.row_dot(first + k, z, table);
+                }
+            });
+    }
+
+    fn row_dot(&self, row: usize, z: &Assignment<'_>, table: &[Scalar]) -> Scalar {
+        let span = self.row_starts[row] as usize..self.row_starts[row + 1] as usize;
+        let mut acc = Scalar::ZERO;
+        for (&col, &coeff) in self.cols[span.clone()].iter().zip(&self.coeffs[span]) {
+            let v = z.get(col);
+            match coeff {
+                COEFF_ONE => acc += v,
+                COEFF_MINUS_ONE => acc -= v,
+                k => acc += *v * table[k as usize],
+            }
+        }
+        acc
+    }
+}
+
+/// Column tag of a public input: inputs can be allocated after aux
+/// variables, so a column names its kind rather than an offset.
+pub(crate) const INPUT_TAG: u32 = 1 << 31;
+
+/// The full assignment, addressed by tagged columns.
+pub(crate) struct Assignment<'a> {
+    pub(crate) input: &'a [Scalar],
+    pub(crate) aux: &'a [Scalar],
+}
+
+impl Assignment<'_> {
+    #[inline]
+    fn get(&self, col: u32) -> &Scalar {
+        if col & INPUT_TAG != 0 {
+            &self.input[(col & !INPUT_TAG) as usize]
+        } else {
+            &self.aux[col as usize]
+        }
+    }
+}
+
+/// The distinct coefficients of a shape, `ONE` and `-ONE` first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CoeffTable {
+    values: Vec<Scalar>,
+    index: std::collections::HashMap<[u8; 32], u32>,
+}
+
+impl CoeffTable {
+    pub(crate) fn new() -> Self {
+        let mut t = CoeffTable {
+            values: Vec::new(),
+            index: Default::default(),
+        };
+        assert_eq!(t.intern(&Scalar::ONE), COEFF_ONE);
+        assert_eq!(t.intern(&-Scalar::ONE), COEFF_MINUS_ONE);
+        t
+    }
+
+    /// The index of `c`, adding it when new.
+    pub(crate) fn intern(&mut self, c: &Scalar) -> u32 {
+        let next = self.values.len() as u32;
+        let idx = *self.index.entry(c.to_bytes_le()).or_insert(next);
+        if idx == next {
+            self.values.push(*c);
+        }
+        idx
+    }
+
+    pub(crate) fn values(&self) -> &[Scalar] {
+        &self.values
+    }
+}

@@ -1,0 +1,117 @@
+//! Choosing how partitions are synthesized: in full, or on the compiled path
+//! with each workload's shape compiled once and cached.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use bellperson_lite::{CompiledError, CompiledShape};
+use parking_lot::Mutex;
+use supraseal_c2::monotonic_ns;
+
+use crate::{Partition, PipelineError, Workload};
+
+/// How partitions are synthesized.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SynthesisMode {
+    /// Every partition records and evaluates every constraint.
+    Full,
+    /// The workload's shape is compiled on first use; partitions record only
+    /// their witness, then three sparse matrix products.
+    #[default]
+    Compiled,
+    /// As `Compiled`, and every `every`-th partition (by seed) is also
+    /// synthesized in full and compared, failing on any difference.
+    Checked {
+        /// Sampling period, at least 1 (1 checks every partition).
+        every: u64,
+    },
+}
+
+type ShapeSlot = Arc<OnceLock<Result<Arc<CompiledShape>, Arc<CompiledError>>>>;
+
+/// Compiled shapes by workload, each compiled once even when many workers
+/// ask for it at the same time.
+#[derive(Default)]
+pub struct ShapeCache {
+    slots: Mutex<HashMap<Workload, ShapeSlot>>,
+}
+
+impl ShapeCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The compiled shape of `workload`, compiling it on first use. Callers
+    /// asking while it compiles wait for that one compilation.
+    pub fn get(&self, workload: Workload) -> Result<Arc<CompiledShape>, PipelineError> {
+        let slot = self.slots.lock().entry(workload).or_default().clone();
+        let compiled = slot.get_or_init(|| {
+            let started = Instant::now();
+            let shape = CompiledShape::compile(workload.shape()).map_err(Arc::new)?;
+            log::info!(
+                "compiled {workload}: {} constraints, {} non-zero terms, {} coefficients, {:.1} MiB, {:.2} s",
+                shape.num_constraints(),
+                shape.nnz(),
+                shape.num_coeffs(),
+                shape.heap_bytes() as f64 / (1 << 20) as f64,
+                started.elapsed().as_secs_f64()
+            );
+            Ok(Arc::new(shape))
+        });
+        compiled.clone().map_err(|source| PipelineError::Compile {
+            workload: workload.to_string(),
+            source,
+        })
+    }
+
+    /// Workloads compiled so far.
+    pub fn len(&self) -> usize {
+        self.slots.lock().len()
+    }
+
+    /// True when nothing was compiled yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Synthesizes the `workload` circuit for `seed` in `mode`, taking compiled
+/// shapes from `cache`.
+pub fn synthesize_with(
+    mode: SynthesisMode,
+    cache: &ShapeCache,
+    workload: Workload,
+    seed: u64,
+) -> Result<Partition, PipelineError> {
+    if mode == SynthesisMode::Full {
+        return crate::synthesize_partition(workload, seed);
+    }
+    let shape = cache.get(workload)?;
+    let partition = synthesize_compiled(&shape, workload, seed)?;
+    if let SynthesisMode::Checked { every } = mode {
+        if seed % every.max(1) == 0 {
+            shape.check_against_full(workload.circuit(seed))?;
+        }
+    }
+    Ok(partition)
+}
+
+/// Synthesizes one partition on the compiled path of `shape`.
+pub fn synthesize_compiled(
+    shape: &CompiledShape,
+    workload: Workload,
+    seed: u64,
+) -> Result<Partition, PipelineError> {
+    let synth_started_ns = monotonic_ns();
+    let (assignment, split) = shape.synthesize(workload.circuit(seed))?;
+    Ok(Partition {
+        workload,
+        seed,
+        assignment,
+        synth_started_ns,
+        synth_ended_ns: monotonic_ns(),
+        compiled: Some(split),
+    })
+}
