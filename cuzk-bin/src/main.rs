@@ -44,8 +44,12 @@ fn main() -> ExitCode {
         Some(Command::Setup(args)) => single::setup(&args),
         Some(Command::Prove(args)) => single::prove(&args),
         Some(Command::Verify(args)) => single::verify(&args),
-        Some(Command::Bench(args)) => run_with_config(args.config.clone(), |c| bench::run_bench(&args, c)),
-        Some(Command::Sweep(args)) => run_with_config(args.config.clone(), |c| sweep::run_sweep(&args, c)),
+        Some(Command::Bench(args)) => {
+            run_with_config(args.config.clone(), |c| bench::run_bench(&args, c))
+        }
+        Some(Command::Sweep(args)) => {
+            run_with_config(args.config.clone(), |c| sweep::run_sweep(&args, c))
+        }
         None => run_with_config(None, |c| bench::run_bench(&bench::BenchArgs::default(), c)),
     };
     match outcome {

@@ -23,7 +23,10 @@ fn assert_fails_with(out: &Output, needle: &str) {
     assert!(!stderr.contains("panicked"), "panicked: {stderr}");
     let line = stderr.lines().last().unwrap_or_default();
     assert!(line.starts_with("cuzk: "), "no error line: {stderr}");
-    assert!(line.contains(needle), "'{line}' does not mention '{needle}'");
+    assert!(
+        line.contains(needle),
+        "'{line}' does not mention '{needle}'"
+    );
 }
 
 struct Fixture {
@@ -38,22 +41,77 @@ fn fixture() -> Fixture {
     let sha = dir.path().join("sha.params");
     let mul = dir.path().join("mul.params");
     let proof = dir.path().join("req.proof");
-    let out = cuzk(&["setup", "--workload", "sha-chain", "--size", "1", "--params", s(&sha)]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let out = cuzk(&["setup", "--workload", "mul-chain", "--size", "300", "--params", s(&mul)]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let out = cuzk(&[
-        "prove", "--params", s(&sha), "--workload", "sha-chain", "--size", "1",
-        "--partitions", "2", "--request", "0", "--out", s(&proof),
+        "setup",
+        "--workload",
+        "sha-chain",
+        "--size",
+        "1",
+        "--params",
+        s(&sha),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    Fixture { _dir: dir, sha, mul, proof }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = cuzk(&[
+        "setup",
+        "--workload",
+        "mul-chain",
+        "--size",
+        "300",
+        "--params",
+        s(&mul),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = cuzk(&[
+        "prove",
+        "--params",
+        s(&sha),
+        "--workload",
+        "sha-chain",
+        "--size",
+        "1",
+        "--partitions",
+        "2",
+        "--request",
+        "0",
+        "--out",
+        s(&proof),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Fixture {
+        _dir: dir,
+        sha,
+        mul,
+        proof,
+    }
 }
 
 fn verify(params: &Path, request: &str, proof: &Path) -> Output {
     cuzk(&[
-        "verify", "--params", s(params), "--workload", "sha-chain", "--size", "1",
-        "--partitions", "2", "--request", request, "--proof", s(proof),
+        "verify",
+        "--params",
+        s(params),
+        "--workload",
+        "sha-chain",
+        "--size",
+        "1",
+        "--partitions",
+        "2",
+        "--request",
+        request,
+        "--proof",
+        s(proof),
     ])
 }
 
@@ -62,7 +120,11 @@ fn setup_prove_verify_and_every_bad_input() {
     let f = fixture();
     assert_eq!(std::fs::metadata(&f.proof).unwrap().len(), 2 * 192);
     let ok = verify(&f.sha, "0", &f.proof);
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
 
     // The proof of request 0 is not a proof of request 1: partition 0 fails.
     assert_fails_with(&verify(&f.sha, "1", &f.proof), "partition 0");
@@ -88,20 +150,42 @@ fn setup_prove_verify_and_every_bad_input() {
     let params = std::fs::read(&f.sha).unwrap();
     std::fs::write(&truncated, &params[..params.len() / 2]).unwrap();
     let out = cuzk(&[
-        "prove", "--params", s(&truncated), "--workload", "sha-chain", "--size", "1",
-        "--out", s(&tampered),
+        "prove",
+        "--params",
+        s(&truncated),
+        "--workload",
+        "sha-chain",
+        "--size",
+        "1",
+        "--out",
+        s(&tampered),
     ]);
     assert_fails_with(&out, "truncated");
 
     // Parameters for another circuit.
     let out = cuzk(&[
-        "prove", "--params", s(&f.mul), "--workload", "sha-chain", "--size", "1",
-        "--out", s(&tampered),
+        "prove",
+        "--params",
+        s(&f.mul),
+        "--workload",
+        "sha-chain",
+        "--size",
+        "1",
+        "--out",
+        s(&tampered),
     ]);
     assert_fails_with(&out, "do not match");
     assert_fails_with(&verify(&f.mul, "0", &f.proof), "partition 0");
 
     // A bad workload name.
-    let out = cuzk(&["setup", "--workload", "md5", "--size", "1", "--params", s(&missing)]);
+    let out = cuzk(&[
+        "setup",
+        "--workload",
+        "md5",
+        "--size",
+        "1",
+        "--params",
+        s(&missing),
+    ]);
     assert_fails_with(&out, "unknown workload");
 }

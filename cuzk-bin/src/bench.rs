@@ -1,0 +1,354 @@
+//! `cuzk bench`: run proof requests through the engine and report
+//! throughput, GPU efficiency, lock gaps and stage medians.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use cuzk_engine::{
+    Engine, EngineConfig, EngineError, JobHandle, MetricsSnapshot, ProofRequest, ProvingKey,
+    RequestProof,
+};
+use cuzk_pipeline::{partition_seed, synthesize_partition, Partition, PipelineError, Workload};
+use supraseal_c2::monotonic_ns;
+
+use crate::config::FileConfig;
+use crate::report::BenchReport;
+
+/// What `bench` and `sweep` both take: the work, the devices, the key.
+#[derive(Args, Clone, Debug, Default)]
+pub struct RunArgs {
+    /// Proof requests to run [default: 1]
+    #[arg(long)]
+    pub requests: Option<usize>,
+    /// Partitions per request [default: 10]
+    #[arg(long)]
+    pub partitions: Option<usize>,
+    /// Circuit family: sha-chain or mul-chain [default: sha-chain]
+    #[arg(long)]
+    pub workload: Option<String>,
+    /// Workload size: SHA-256 blocks or squarings [default: 4]
+    #[arg(long)]
+    pub size: Option<usize>,
+    /// Device ordinals, comma-separated [default: 0]
+    #[arg(long, value_delimiter = ',')]
+    pub devices: Option<Vec<u32>>,
+    /// Synthesized partitions that may wait for a GPU worker [default: 2 × GPU workers]
+    #[arg(long)]
+    pub queue_depth: Option<usize>,
+    /// Prover backend [default: auto]
+    #[arg(long, value_parser = ["cpu", "cuda", "auto"])]
+    pub backend: Option<String>,
+    /// Parameters file (generated once when not given)
+    #[arg(long, value_name = "FILE")]
+    pub params: Option<PathBuf>,
+    /// Synthesize one request's partitions once and reuse them, to measure the GPU side alone
+    #[arg(long)]
+    pub cached_synthesis: bool,
+    /// Verify every request proof (batch verification) before counting it
+    #[arg(long)]
+    pub verify: bool,
+}
+
+/// `cuzk bench`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Partition (synthesis) workers [default: one per core]
+    #[arg(long)]
+    pub partition_workers: Option<usize>,
+    /// GPU workers per device [default: 2]
+    #[arg(long)]
+    pub gpu_workers_per_device: Option<usize>,
+    /// Write the figures and every lock hold and synthesis span as JSON
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write an SVG timeline of lock holds and synthesis per worker
+    #[arg(long, value_name = "FILE.svg")]
+    pub timeline: Option<PathBuf>,
+    /// TOML file with defaults for these flags
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// Why a bench could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// `--backend cuda` before the CUDA backend exists.
+    #[error("the CUDA backend is not available in this build yet; use --backend cpu or auto")]
+    CudaUnavailable,
+    /// The CPU backend was asked for other devices than its one.
+    #[error("the CPU backend has a single device, 0 (asked for {0:?})")]
+    CpuDevices(Vec<u32>),
+    /// A count that must be positive is zero.
+    #[error("{0} must be at least 1")]
+    Zero(&'static str),
+    /// The workload name or size is bad.
+    #[error("bad workload")]
+    Workload(#[source] PipelineError),
+    /// Synthesizing the cached partitions failed.
+    #[error("synthesizing partition {partition} for --cached-synthesis failed")]
+    Synthesis {
+        /// Which partition.
+        partition: usize,
+        /// Why.
+        #[source]
+        source: PipelineError,
+    },
+    /// The engine could not be built.
+    #[error("cannot start the engine")]
+    Engine(#[source] EngineError),
+    /// A request failed.
+    #[error("request {request} failed")]
+    Request {
+        /// Its number.
+        request: u64,
+        /// Why.
+        #[source]
+        source: EngineError,
+    },
+    /// An output file could not be written.
+    #[error("cannot write {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The run as resolved from flags, then the config file, then defaults.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// What each partition proves.
+    pub workload: Workload,
+    /// Requests per run.
+    pub requests: usize,
+    /// Partitions per request.
+    pub partitions: usize,
+    /// `cpu` (the only backend built so far).
+    pub backend: &'static str,
+    /// A parameters file to load, or `None` to generate.
+    pub params: Option<PathBuf>,
+    /// Reuse one request's synthesized partitions.
+    pub cached_synthesis: bool,
+    /// The engine's shape (worker counts filled in by the caller).
+    pub engine: EngineConfig,
+}
+
+impl Plan {
+    /// Resolves `run` over `file`.
+    pub fn resolve(run: &RunArgs, file: &FileConfig) -> Result<Self, BenchError> {
+        let (bench, engine) = (&file.bench, &file.engine);
+        let backend = match run
+            .backend
+            .as_deref()
+            .or(engine.backend.as_deref())
+            .unwrap_or("auto")
+        {
+            "cpu" | "auto" => "cpu",
+            _ => return Err(BenchError::CudaUnavailable),
+        };
+        let devices = run
+            .devices
+            .clone()
+            .or(engine.devices.clone())
+            .unwrap_or(vec![0]);
+        if devices != [0] {
+            return Err(BenchError::CpuDevices(devices));
+        }
+        let name = run
+            .workload
+            .as_deref()
+            .or(bench.workload.as_deref())
+            .unwrap_or("sha-chain");
+        let size = run.size.or(bench.size).unwrap_or(4);
+        let plan = Self {
+            workload: Workload::new(name, size).map_err(BenchError::Workload)?,
+            requests: run.requests.or(bench.requests).unwrap_or(1),
+            partitions: run.partitions.or(bench.partitions).unwrap_or(10),
+            backend,
+            params: run.params.clone().or(bench.params.clone()),
+            cached_synthesis: run.cached_synthesis || bench.cached_synthesis.unwrap_or(false),
+            engine: EngineConfig {
+                devices,
+                queue_depth: run.queue_depth.or(engine.queue_depth),
+                verify: run.verify || engine.verify.unwrap_or(false),
+                ..EngineConfig::default()
+            },
+        };
+        if plan.requests == 0 {
+            return Err(BenchError::Zero("--requests"));
+        }
+        if plan.partitions == 0 {
+            return Err(BenchError::Zero("--partitions"));
+        }
+        Ok(plan)
+    }
+
+    /// Loads the parameters file, or generates parameters (slow, once).
+    pub fn proving_key(&self) -> Result<Arc<ProvingKey>, Box<dyn std::error::Error>> {
+        let key = match &self.params {
+            Some(path) => {
+                let loaded = crate::keys::load(path)?;
+                let pvk = bellperson_lite::prepare_verifying_key(&loaded.params.vk);
+                ProvingKey::from_parts(loaded.srs, pvk)
+            }
+            None => {
+                eprintln!(
+                    "no --params given: generating parameters for {} (once, this takes a while)",
+                    self.workload
+                );
+                ProvingKey::new(&cuzk_pipeline::setup(self.workload)?)?
+            }
+        };
+        Ok(Arc::new(key))
+    }
+
+    /// With `--cached-synthesis`, request 0's partitions, synthesized once.
+    pub fn cached_partitions(&self) -> Result<Option<Vec<Arc<Partition>>>, BenchError> {
+        if !self.cached_synthesis {
+            return Ok(None);
+        }
+        eprintln!(
+            "--cached-synthesis: synthesizing {} partitions once",
+            self.partitions
+        );
+        let partitions = (0..self.partitions)
+            .map(|j| {
+                synthesize_partition(self.workload, partition_seed(0, self.partitions, j))
+                    .map(Arc::new)
+                    .map_err(|source| BenchError::Synthesis {
+                        partition: j,
+                        source,
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Some(partitions))
+    }
+}
+
+/// What one run measured.
+pub struct Measurement {
+    /// The engine's configuration.
+    pub config: EngineConfig,
+    /// From the first submission to the last request proof.
+    pub wall_ns: u64,
+    /// Each request's submission-to-completion time.
+    pub latencies_ns: Vec<u64>,
+    /// The engine's records and figures.
+    pub metrics: MetricsSnapshot,
+    /// Whether every request proof was self-verified.
+    pub verified: bool,
+}
+
+/// Runs `plan` once on a fresh engine of shape `config`.
+pub fn measure(
+    plan: &Plan,
+    config: EngineConfig,
+    key: &Arc<ProvingKey>,
+    cached: Option<&[Arc<Partition>]>,
+) -> Result<Measurement, BenchError> {
+    let engine = Engine::new(config.clone()).map_err(BenchError::Engine)?;
+    let started_ns = monotonic_ns();
+    let handles: Vec<(u64, JobHandle)> = (0..plan.requests as u64)
+        .map(|r| {
+            let handle = match cached {
+                // Cached partitions are request 0's; every request reuses them.
+                Some(parts) => engine.submit_synthesized(request(plan, key, 0), parts.to_vec()),
+                None => engine.submit(request(plan, key, r)),
+            };
+            (r, handle)
+        })
+        .collect();
+    let proofs = wait_with_progress(&engine, handles, plan.requests * plan.partitions)?;
+    Ok(Measurement {
+        config,
+        wall_ns: monotonic_ns() - started_ns,
+        latencies_ns: proofs
+            .iter()
+            .map(|p| p.completed_ns - p.submitted_ns)
+            .collect(),
+        metrics: engine.metrics(),
+        verified: proofs.iter().all(|p| p.verified),
+    })
+}
+
+fn request(plan: &Plan, key: &Arc<ProvingKey>, r: u64) -> ProofRequest {
+    ProofRequest::new(plan.workload, Arc::clone(key), r, plan.partitions)
+}
+
+/// Waits for every request, drawing `\rN/M partitions` on stderr when it
+/// is a terminal.
+fn wait_with_progress(
+    engine: &Engine,
+    handles: Vec<(u64, JobHandle)>,
+    total: usize,
+) -> Result<Vec<RequestProof>, BenchError> {
+    let wait_all = || {
+        handles
+            .into_iter()
+            .map(|(request, h)| {
+                h.wait()
+                    .map_err(|source| BenchError::Request { request, source })
+            })
+            .collect()
+    };
+    if !std::io::stderr().is_terminal() {
+        return wait_all();
+    }
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !finished.load(Ordering::Relaxed) {
+                eprint!("\r{}/{total} partitions", engine.partitions_proven());
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            eprintln!("\r{}/{total} partitions", engine.partitions_proven());
+        });
+        let outcome = wait_all();
+        finished.store(true, Ordering::Relaxed);
+        outcome
+    })
+}
+
+/// `cuzk bench`: resolves the plan, runs it once, prints the report and
+/// writes the JSON and timeline files asked for.
+pub fn run_bench(args: &BenchArgs, config: &FileConfig) -> Result<(), Box<dyn std::error::Error>> {
+    let mut plan = Plan::resolve(&args.run, config)?;
+    let defaults = EngineConfig::default();
+    plan.engine.partition_workers = args
+        .partition_workers
+        .or(config.engine.partition_workers)
+        .unwrap_or(defaults.partition_workers);
+    plan.engine.gpu_workers_per_device = args
+        .gpu_workers_per_device
+        .or(config.engine.gpu_workers_per_device)
+        .unwrap_or(defaults.gpu_workers_per_device);
+    let key = plan.proving_key()?;
+    let cached = plan.cached_partitions()?;
+    let measurement = measure(&plan, plan.engine.clone(), &key, cached.as_deref())?;
+    let report = BenchReport::new(&plan, &measurement);
+    print!("{}", report.summary());
+    if let Some(path) = &args.json {
+        write_file(path, &serde_json::to_string_pretty(&report)?)?;
+    }
+    if let Some(path) = &args.timeline {
+        let title = format!("cuzk bench: {}", report.title());
+        write_file(path, &crate::timeline::render(&measurement.metrics, &title))?;
+    }
+    Ok(())
+}
+
+/// Writes `text` to `path`, naming the file on failure.
+pub fn write_file(path: &std::path::Path, text: &str) -> Result<(), BenchError> {
+    std::fs::write(path, text).map_err(|source| BenchError::Write {
+        path: path.to_owned(),
+        source,
+    })
+}

@@ -1,0 +1,354 @@
+//! What a bench run reports: the figures printed and the JSON written.
+//!
+//! The JSON holds every lock hold (`lock_holds`: device, worker, taken_ns,
+//! released_ns, with the prover's phase lengths) and every synthesis span,
+//! on the prover's monotonic clock, so anyone can recompute efficiency and
+//! overlap from it.
+
+use std::fmt::Write;
+
+use cuzk_engine::metrics::{DeviceMetrics, GapHistogram, ProveSpan, StageMedians, SynthSpan};
+use serde::Serialize;
+
+use crate::bench::{Measurement, Plan};
+
+const NS_PER_S: f64 = 1e9;
+
+/// One bench run, as printed and as written to `--json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    /// e.g. `sha-chain/4`.
+    pub workload: String,
+    /// The prover backend.
+    pub backend: String,
+    /// Requests proven.
+    pub requests: usize,
+    /// Partitions per request.
+    pub partitions: usize,
+    /// Synthesis threads.
+    pub partition_workers: usize,
+    /// Prover threads per device.
+    pub gpu_workers_per_device: usize,
+    /// Synthesized-partition queue capacity.
+    pub queue_depth: usize,
+    /// Partitions were synthesized once and reused.
+    pub cached_synthesis: bool,
+    /// Every request proof was self-verified.
+    pub verified: bool,
+    /// First submission to last request proof.
+    pub wall_s: f64,
+    /// `wall_s / requests`.
+    pub seconds_per_request: f64,
+    /// Request proofs per hour at this rate.
+    pub proofs_per_hour: f64,
+    /// Median submission-to-proof time of a request.
+    pub median_request_latency_s: f64,
+    /// Per device: lock holds, efficiency, gap histogram.
+    pub devices: Vec<DeviceFigures>,
+    /// Per GPU worker: partitions and lock wait.
+    pub gpu_workers: Vec<WorkerFigures>,
+    /// Median per partition of each stage, in milliseconds.
+    pub stage_medians_ms: StageFigures,
+    /// Every lock hold.
+    pub lock_holds: Vec<HoldRecord>,
+    /// Every synthesis.
+    pub synthesis_spans: Vec<SynthRecord>,
+}
+
+/// One device's lock figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceFigures {
+    /// Device ordinal.
+    pub device: u32,
+    /// Lock holds.
+    pub holds: usize,
+    /// Sum of hold lengths.
+    pub held_s: f64,
+    /// First take to last release.
+    pub busy_span_s: f64,
+    /// `held_s / busy_span_s`.
+    pub efficiency: f64,
+    /// Gaps between consecutive holds, by length.
+    pub gaps: Gaps,
+}
+
+/// Gaps between consecutive lock holds, by length.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct Gaps {
+    /// Shorter than 50 ms.
+    pub under_50ms: usize,
+    /// From 50 to 500 ms.
+    pub from_50_to_500ms: usize,
+    /// Longer than 500 ms.
+    pub over_500ms: usize,
+}
+
+impl Gaps {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: Gaps) {
+        self.under_50ms += other.under_50ms;
+        self.from_50_to_500ms += other.from_50_to_500ms;
+        self.over_500ms += other.over_500ms;
+    }
+}
+
+impl std::fmt::Display for Gaps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}/{}/{}",
+            self.under_50ms, self.from_50_to_500ms, self.over_500ms
+        )
+    }
+}
+
+/// One GPU worker's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerFigures {
+    /// Worker index.
+    pub worker: usize,
+    /// Its device.
+    pub device: u32,
+    /// Partitions it proved.
+    pub partitions: usize,
+    /// Total lock wait.
+    pub lock_wait_s: f64,
+    /// Median lock wait per partition.
+    pub median_lock_wait_ms: f64,
+}
+
+/// Stage medians in milliseconds (`null` where the stage never ran).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct StageFigures {
+    /// Synthesis.
+    pub synthesis: Option<f64>,
+    /// Preamble (lock not held).
+    pub preamble: Option<f64>,
+    /// Waiting for the lock.
+    pub lock_wait: Option<f64>,
+    /// Kernel region (lock held).
+    pub kernel: Option<f64>,
+    /// Epilogue (lock not held).
+    pub epilogue: Option<f64>,
+}
+
+/// One lock hold with the phases around it; preamble window =
+/// `[taken − lock_wait − preamble, taken − lock_wait]`, epilogue window =
+/// `[released, released + epilogue]`.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct HoldRecord {
+    /// Device ordinal.
+    pub device: u32,
+    /// GPU worker.
+    pub worker: usize,
+    /// Job id (submission order).
+    pub job: u64,
+    /// Partition index.
+    pub partition: usize,
+    /// Lock taken (monotonic ns).
+    pub taken_ns: u64,
+    /// Lock released (monotonic ns).
+    pub released_ns: u64,
+    /// Preamble length.
+    pub preamble_ns: u64,
+    /// Lock wait length.
+    pub lock_wait_ns: u64,
+    /// Epilogue length.
+    pub epilogue_ns: u64,
+}
+
+/// One synthesis by a partition worker.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct SynthRecord {
+    /// Partition worker.
+    pub worker: usize,
+    /// Job id.
+    pub job: u64,
+    /// Partition index.
+    pub partition: usize,
+    /// Start (monotonic ns).
+    pub started_ns: u64,
+    /// End (monotonic ns).
+    pub ended_ns: u64,
+}
+
+impl BenchReport {
+    /// The report of `measurement`, a run of `plan`.
+    pub fn new(plan: &Plan, measurement: &Measurement) -> Self {
+        let metrics = &measurement.metrics;
+        let wall_s = measurement.wall_ns as f64 / NS_PER_S;
+        let latency = cuzk_engine::metrics::median(measurement.latencies_ns.clone());
+        Self {
+            workload: plan.workload.to_string(),
+            backend: plan.backend.to_owned(),
+            requests: plan.requests,
+            partitions: plan.partitions,
+            partition_workers: measurement.config.partition_workers,
+            gpu_workers_per_device: measurement.config.gpu_workers_per_device,
+            queue_depth: measurement.config.effective_queue_depth(),
+            cached_synthesis: plan.cached_synthesis,
+            verified: measurement.verified,
+            wall_s,
+            seconds_per_request: wall_s / plan.requests as f64,
+            proofs_per_hour: plan.requests as f64 * 3600.0 / wall_s,
+            median_request_latency_s: latency.unwrap_or(0) as f64 / NS_PER_S,
+            devices: metrics.devices.iter().map(device_figures).collect(),
+            gpu_workers: metrics
+                .gpu_workers
+                .iter()
+                .map(|w| WorkerFigures {
+                    worker: w.worker,
+                    device: w.device,
+                    partitions: w.partitions,
+                    lock_wait_s: w.lock_wait_ns as f64 / NS_PER_S,
+                    median_lock_wait_ms: w.median_lock_wait_ns as f64 / 1e6,
+                })
+                .collect(),
+            stage_medians_ms: stage_figures(&metrics.stages),
+            lock_holds: metrics.prove_spans.iter().map(hold_record).collect(),
+            synthesis_spans: metrics.synth_spans.iter().map(synth_record).collect(),
+        }
+    }
+
+    /// `sha-chain/4, 1 request × 10 partitions, 2 partition workers, ...`.
+    pub fn title(&self) -> String {
+        format!(
+            "{}, {} request(s) × {} partitions, {} partition workers, {} GPU workers/device{}",
+            self.workload,
+            self.requests,
+            self.partitions,
+            self.partition_workers,
+            self.gpu_workers_per_device,
+            if self.cached_synthesis {
+                ", cached synthesis"
+            } else {
+                ""
+            }
+        )
+    }
+
+    /// The figures as printed by `cuzk bench`.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let verified = if self.verified {
+            "every request proof verified"
+        } else {
+            "not verified"
+        };
+        let _ = writeln!(
+            out,
+            "{} ({} backend, queue depth {}, {verified})",
+            self.title(),
+            self.backend,
+            self.queue_depth
+        );
+        let _ = writeln!(out, "  wall time            {:.2} s", self.wall_s);
+        let _ = writeln!(out, "  proofs per hour      {:.1}", self.proofs_per_hour);
+        let _ = writeln!(
+            out,
+            "  seconds per request  {:.2} s (median latency {:.2} s)",
+            self.seconds_per_request, self.median_request_latency_s
+        );
+        for d in &self.devices {
+            let Gaps {
+                under_50ms: short,
+                from_50_to_500ms: mid,
+                over_500ms: long,
+            } = d.gaps;
+            let _ = writeln!(
+                out,
+                "  device {}: GPU efficiency {:.1} % ({} holds, {:.2} s held over a {:.2} s busy span)\n    lock gaps: {short} < 50 ms, {mid} 50-500 ms, {long} > 500 ms",
+                d.device,
+                100.0 * d.efficiency,
+                d.holds,
+                d.held_s,
+                d.busy_span_s
+            );
+        }
+        for w in &self.gpu_workers {
+            let _ = writeln!(
+                out,
+                "  GPU worker {} (device {}): {} partitions, lock wait {:.2} s total, median {:.1} ms",
+                w.worker, w.device, w.partitions, w.lock_wait_s, w.median_lock_wait_ms
+            );
+        }
+        let _ = writeln!(out, "  stage medians: {}", self.stage_medians_ms);
+        out
+    }
+}
+
+impl std::fmt::Display for StageFigures {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let stages = [
+            ("synthesis", self.synthesis),
+            ("preamble", self.preamble),
+            ("lock wait", self.lock_wait),
+            ("kernel", self.kernel),
+            ("epilogue", self.epilogue),
+        ];
+        let parts: Vec<String> = stages
+            .iter()
+            .map(|(name, ms)| match ms {
+                Some(ms) => format!("{name} {ms:.1} ms"),
+                None => format!("{name} -"),
+            })
+            .collect();
+        f.write_str(&parts.join(", "))
+    }
+}
+
+fn device_figures(d: &DeviceMetrics) -> DeviceFigures {
+    let GapHistogram {
+        under_50ms,
+        from_50_to_500ms,
+        over_500ms,
+    } = d.gaps;
+    DeviceFigures {
+        device: d.device,
+        holds: d.holds,
+        held_s: d.held_ns as f64 / NS_PER_S,
+        busy_span_s: d.busy_span_ns as f64 / NS_PER_S,
+        efficiency: d.efficiency,
+        gaps: Gaps {
+            under_50ms,
+            from_50_to_500ms,
+            over_500ms,
+        },
+    }
+}
+
+fn stage_figures(s: &StageMedians) -> StageFigures {
+    let ms = |ns: Option<u64>| ns.map(|ns| ns as f64 / 1e6);
+    StageFigures {
+        synthesis: ms(s.synthesis_ns),
+        preamble: ms(s.preamble_ns),
+        lock_wait: ms(s.lock_wait_ns),
+        kernel: ms(s.kernel_ns),
+        epilogue: ms(s.epilogue_ns),
+    }
+}
+
+fn hold_record(span: &ProveSpan) -> HoldRecord {
+    let hold = span.hold();
+    HoldRecord {
+        device: hold.device,
+        worker: hold.worker,
+        job: hold.job,
+        partition: hold.partition,
+        taken_ns: hold.taken_ns,
+        released_ns: hold.released_ns,
+        preamble_ns: span.timings.preamble_ns,
+        lock_wait_ns: span.timings.lock_wait_ns,
+        epilogue_ns: span.timings.epilogue_ns,
+    }
+}
+
+fn synth_record(span: &SynthSpan) -> SynthRecord {
+    SynthRecord {
+        worker: span.worker,
+        job: span.job,
+        partition: span.partition,
+        started_ns: span.started_ns,
+        ended_ns: span.ended_ns,
+    }
+}

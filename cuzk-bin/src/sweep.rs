@@ -1,0 +1,150 @@
+//! `cuzk sweep`: the bench over a grid of worker counts, as a table.
+
+use std::fmt::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::bench::{measure, write_file, Plan, RunArgs};
+use crate::config::FileConfig;
+use crate::report::{BenchReport, Gaps, StageFigures};
+
+/// `cuzk sweep`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Partition worker counts to try [default: 1,2,4]
+    #[arg(long, value_delimiter = ',')]
+    pub partition_workers_list: Option<Vec<usize>>,
+    /// GPU workers per device to try [default: 1,2]
+    #[arg(long, value_delimiter = ',')]
+    pub gpu_workers_list: Option<Vec<usize>>,
+    /// Write one row of figures per grid point as JSON
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// TOML file with defaults for these flags
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+}
+
+/// One grid point's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct SweepRow {
+    /// Synthesis threads.
+    pub partition_workers: usize,
+    /// Prover threads per device.
+    pub gpu_workers_per_device: usize,
+    /// Request proofs per hour.
+    pub proofs_per_hour: f64,
+    /// Wall time per request.
+    pub seconds_per_request: f64,
+    /// GPU efficiency per device.
+    pub efficiency: Vec<f64>,
+    /// Lock gaps, summed over devices.
+    pub gaps: Gaps,
+    /// Stage medians, in milliseconds.
+    pub stage_medians_ms: StageFigures,
+}
+
+impl SweepRow {
+    fn new(report: &BenchReport) -> Self {
+        let mut gaps = Gaps::default();
+        for d in &report.devices {
+            gaps.add(d.gaps);
+        }
+        Self {
+            partition_workers: report.partition_workers,
+            gpu_workers_per_device: report.gpu_workers_per_device,
+            proofs_per_hour: report.proofs_per_hour,
+            seconds_per_request: report.seconds_per_request,
+            efficiency: report.devices.iter().map(|d| d.efficiency).collect(),
+            gaps,
+            stage_medians_ms: report.stage_medians_ms,
+        }
+    }
+}
+
+/// `cuzk sweep`: one key, one fresh engine per grid point, a table at the
+/// end (and JSON when asked).
+pub fn run_sweep(args: &SweepArgs, config: &FileConfig) -> Result<(), Box<dyn std::error::Error>> {
+    let plan = Plan::resolve(&args.run, config)?;
+    let synth_list = args
+        .partition_workers_list
+        .clone()
+        .or(config.sweep.partition_workers_list.clone())
+        .unwrap_or(vec![1, 2, 4]);
+    let gpu_list = args
+        .gpu_workers_list
+        .clone()
+        .or(config.sweep.gpu_workers_list.clone())
+        .unwrap_or(vec![1, 2]);
+    let key = plan.proving_key()?;
+    let cached = plan.cached_partitions()?;
+    let mut rows = Vec::new();
+    for &partition_workers in &synth_list {
+        for &gpu_workers_per_device in &gpu_list {
+            let mut engine = plan.engine.clone();
+            engine.partition_workers = partition_workers;
+            engine.gpu_workers_per_device = gpu_workers_per_device;
+            eprintln!("sweep: {partition_workers} partition workers, {gpu_workers_per_device} GPU workers/device");
+            let measurement = measure(&plan, engine, &key, cached.as_deref())?;
+            rows.push(SweepRow::new(&BenchReport::new(&plan, &measurement)));
+        }
+    }
+    print!("{}", table(&plan, &rows));
+    if let Some(path) = &args.json {
+        write_file(path, &serde_json::to_string_pretty(&rows)?)?;
+    }
+    Ok(())
+}
+
+fn table(plan: &Plan, rows: &[SweepRow]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} request(s) × {} partitions{}",
+        plan.workload,
+        plan.requests,
+        plan.partitions,
+        if plan.cached_synthesis {
+            ", cached synthesis"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        out,
+        "{:>9} {:>6} {:>12} {:>10} {:>11} {:>18} {:>10} {:>10}",
+        "partition",
+        "gpu",
+        "proofs/hour",
+        "s/request",
+        "efficiency",
+        "gaps <50/mid/>500",
+        "synth ms",
+        "kernel ms"
+    );
+    for row in rows {
+        let efficiency: Vec<String> = row
+            .efficiency
+            .iter()
+            .map(|e| format!("{:.1}%", 100.0 * e))
+            .collect();
+        let ms = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
+        let _ = writeln!(
+            out,
+            "{:>9} {:>6} {:>12.1} {:>10.2} {:>11} {:>18} {:>10} {:>10}",
+            row.partition_workers,
+            row.gpu_workers_per_device,
+            row.proofs_per_hour,
+            row.seconds_per_request,
+            efficiency.join(" "),
+            row.gaps.to_string(),
+            ms(row.stage_medians_ms.synthesis),
+            ms(row.stage_medians_ms.kernel),
+        );
+    }
+    out
+}

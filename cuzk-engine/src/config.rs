@@ -1,0 +1,154 @@
+//! How an engine is built: worker counts, devices, queue depth.
+
+/// The shape of an [`crate::Engine`]: how many workers of each role, which
+/// devices, how far synthesis may run ahead of the GPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Threads that synthesize partitions (CPU work, one partition each).
+    pub partition_workers: usize,
+    /// Threads per device that call the prover. With two, one worker's
+    /// preamble and epilogue overlap the other's kernel region.
+    pub gpu_workers_per_device: usize,
+    /// Device ordinals, one [`supraseal_c2::GpuLock`] each. The CPU backend
+    /// has a single device, `0`.
+    pub devices: Vec<u32>,
+    /// How many synthesized partitions may wait for a GPU worker; synthesis
+    /// pauses when the queue is full, so memory stays bounded. `None` means
+    /// twice the total number of GPU workers.
+    pub queue_depth: Option<usize>,
+    /// Verify each request proof (one batch verification) before
+    /// [`crate::JobHandle::wait`] returns it.
+    pub verify: bool,
+    /// Test hook: make a worker panic on one partition.
+    #[doc(hidden)]
+    pub fault: Option<Fault>,
+}
+
+impl Default for EngineConfig {
+    /// As many partition workers as cores, two GPU workers on device 0, a
+    /// queue of four synthesized partitions, no self-verification.
+    fn default() -> Self {
+        Self {
+            partition_workers: std::thread::available_parallelism().map_or(1, usize::from),
+            gpu_workers_per_device: 2,
+            devices: vec![0],
+            queue_depth: None,
+            verify: false,
+            fault: None,
+        }
+    }
+}
+
+impl EngineConfig {
+    /// Total GPU workers over all devices.
+    pub fn gpu_workers(&self) -> usize {
+        self.gpu_workers_per_device * self.devices.len()
+    }
+
+    /// The synthesized-partition queue's capacity, default applied.
+    pub fn effective_queue_depth(&self) -> usize {
+        self.queue_depth.unwrap_or(2 * self.gpu_workers())
+    }
+
+    /// Checks that the configuration describes a working engine.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.partition_workers == 0 {
+            return Err(ConfigError::NoWorkers {
+                role: "partition_workers",
+            });
+        }
+        if self.gpu_workers_per_device == 0 {
+            return Err(ConfigError::NoWorkers {
+                role: "gpu_workers_per_device",
+            });
+        }
+        if self.devices.is_empty() {
+            return Err(ConfigError::NoDevices);
+        }
+        let mut seen = self.devices.clone();
+        seen.sort_unstable();
+        if let Some(pair) = seen.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(ConfigError::DuplicateDevice(pair[0]));
+        }
+        if self.queue_depth == Some(0) {
+            return Err(ConfigError::ZeroQueueDepth);
+        }
+        Ok(())
+    }
+}
+
+/// What is wrong with an [`EngineConfig`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// A worker count is zero.
+    #[error("{role} must be at least 1")]
+    NoWorkers {
+        /// The field that is zero.
+        role: &'static str,
+    },
+    /// The device list is empty.
+    #[error("at least one device is needed")]
+    NoDevices,
+    /// A device appears twice.
+    #[error("device {0} is listed twice")]
+    DuplicateDevice(u32),
+    /// `queue_depth` is `Some(0)`: synthesis could never hand anything on.
+    #[error("queue_depth must be at least 1")]
+    ZeroQueueDepth,
+}
+
+/// A fault to inject, for the engine's own tests only.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// A partition worker panics when it synthesizes the partition with
+    /// this seed.
+    PanicInSynthesis {
+        /// The partition's seed.
+        seed: u64,
+    },
+    /// A GPU worker takes its device's lock and panics while holding it,
+    /// instead of proving the partition with this seed.
+    PanicUnderLock {
+        /// The partition's seed.
+        seed: u64,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid_and_queue_follows_gpu_workers() {
+        let mut config = EngineConfig::default();
+        config.validate().unwrap();
+        assert_eq!(config.effective_queue_depth(), 4);
+        config.devices = vec![0, 1];
+        assert_eq!(config.effective_queue_depth(), 8);
+    }
+
+    #[test]
+    fn rejects_what_cannot_work() {
+        let bad = |edit: fn(&mut EngineConfig)| {
+            let mut config = EngineConfig::default();
+            edit(&mut config);
+            config.validate().unwrap_err()
+        };
+        assert_eq!(bad(|c| c.devices.clear()), ConfigError::NoDevices);
+        assert_eq!(
+            bad(|c| c.devices = vec![1, 0, 1]),
+            ConfigError::DuplicateDevice(1)
+        );
+        assert_eq!(
+            bad(|c| c.queue_depth = Some(0)),
+            ConfigError::ZeroQueueDepth
+        );
+        assert!(matches!(
+            bad(|c| c.partition_workers = 0),
+            ConfigError::NoWorkers {
+                role: "partition_workers"
+            }
+        ));
+    }
+}

@@ -1,0 +1,267 @@
+//! The public handle and the state its threads share.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use cuzk_pipeline::Partition;
+use supraseal_c2::{GpuLock, LockStats};
+
+use crate::job::{Job, JobHandle};
+use crate::metrics::{GpuWorkerId, MetricsSnapshot, Recorder};
+use crate::queue::WorkQueue;
+use crate::worker::{self, ProveTask, SynthTask};
+use crate::{EngineConfig, EngineError, ProofRequest};
+
+/// What the engine's threads share: the queues, the locks, the log.
+pub(crate) struct Shared {
+    pub(crate) config: EngineConfig,
+    /// Partitions to synthesize. Unbounded: a task is two words.
+    pub(crate) synth_queue: WorkQueue<SynthTask>,
+    /// Synthesized partitions waiting for a GPU worker, bounded by
+    /// `queue_depth` for what partition workers push.
+    pub(crate) gpu_queue: WorkQueue<ProveTask>,
+    /// One lock per device, in `config.devices` order.
+    pub(crate) locks: Vec<GpuLock>,
+    pub(crate) gpu_workers: Vec<GpuWorkerId>,
+    pub(crate) recorder: Recorder,
+    next_job: AtomicU64,
+}
+
+impl Shared {
+    /// Drops every queued task of job `job`, freeing the partitions they
+    /// hold. The tasks are dropped here, after the queues' mutexes are
+    /// released.
+    pub(crate) fn purge(&self, job: u64) {
+        drop(self.synth_queue.remove_unless(|task| task.job.id != job));
+        drop(self.gpu_queue.remove_unless(|task| task.job.id != job));
+    }
+
+    /// Fails `job` with `error` (unless it already has an outcome) and
+    /// drops its queued tasks.
+    pub(crate) fn fail_job(&self, job: &Job, error: EngineError) {
+        if job.fail(error) {
+            self.purge(job.id);
+        }
+    }
+}
+
+/// The proving engine: a pool of partition workers feeding a bounded queue
+/// of synthesized partitions, drained by GPU workers that share one lock
+/// per device.
+///
+/// Dropping it shuts it down (see the crate docs for the protocol): queued
+/// jobs fail with [`EngineError::Shutdown`], the steps being run finish,
+/// and every thread is joined before `drop` returns.
+pub struct Engine {
+    shared: Arc<Shared>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Engine {
+    /// Starts the workers of `config`.
+    pub fn new(config: EngineConfig) -> Result<Self, EngineError> {
+        config.validate()?;
+        let gpu_workers = gpu_worker_ids(&config);
+        let shared = Arc::new(Shared {
+            synth_queue: WorkQueue::new(usize::MAX),
+            gpu_queue: WorkQueue::new(config.effective_queue_depth()),
+            locks: config.devices.iter().map(|&d| GpuLock::new(d)).collect(),
+            gpu_workers,
+            recorder: Recorder::default(),
+            next_job: AtomicU64::new(0),
+            config,
+        });
+        // If a spawn fails, dropping the half-built engine joins the rest.
+        let mut engine = Self {
+            shared,
+            threads: Vec::new(),
+        };
+        for worker in 0..engine.shared.config.partition_workers {
+            engine.spawn(format!("cuzk-synth-{worker}"), move |shared| {
+                worker::run_partition_worker(shared, worker)
+            })?;
+        }
+        for id in engine.shared.gpu_workers.clone() {
+            let name = format!("cuzk-gpu{}-{}", id.device, id.index);
+            engine.spawn(name, move |shared| worker::run_gpu_worker(shared, id))?;
+        }
+        Ok(engine)
+    }
+
+    fn spawn(
+        &mut self,
+        name: String,
+        body: impl FnOnce(&Shared) + Send + 'static,
+    ) -> Result<(), EngineError> {
+        let shared = Arc::clone(&self.shared);
+        let thread = std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || body(&shared))
+            .map_err(|source| EngineError::Spawn { name, source })?;
+        self.threads.push(thread);
+        Ok(())
+    }
+
+    /// The configuration the engine was built from.
+    pub fn config(&self) -> &EngineConfig {
+        &self.shared.config
+    }
+
+    /// Queues every partition of `request` for synthesis and returns at
+    /// once. A request with no partitions fails with
+    /// [`EngineError::EmptyRequest`].
+    pub fn submit(&self, request: ProofRequest) -> JobHandle {
+        let (job, handle) = self.new_job(request);
+        if job.request.partitions == 0 {
+            job.fail(EngineError::EmptyRequest);
+        }
+        for index in 0..job.request.partitions {
+            let task = SynthTask {
+                job: Arc::clone(&job),
+                index,
+            };
+            if self.shared.synth_queue.push(task).is_err() {
+                job.fail(EngineError::Shutdown);
+            }
+        }
+        handle
+    }
+
+    /// Queues already synthesized partitions of `request` straight for the
+    /// GPU workers (for measuring the GPU side alone: the same partitions
+    /// may be submitted again and again). `partitions[j]` must be partition
+    /// `j` of `request`; otherwise the job fails with
+    /// [`EngineError::SynthesizedCount`] or
+    /// [`EngineError::SynthesizedMismatch`]. These partitions do not count
+    /// against `queue_depth`: they are in memory already.
+    pub fn submit_synthesized(
+        &self,
+        request: ProofRequest,
+        partitions: Vec<Arc<Partition>>,
+    ) -> JobHandle {
+        let (job, handle) = self.new_job(request);
+        if let Err(error) = check_synthesized(&job.request, &partitions) {
+            job.fail(error);
+            return handle;
+        }
+        for (index, partition) in partitions.into_iter().enumerate() {
+            let task = ProveTask {
+                job: Arc::clone(&job),
+                index,
+                partition,
+                synthesized_by: None,
+            };
+            if self.shared.gpu_queue.push(task).is_err() {
+                job.fail(EngineError::Shutdown);
+            }
+        }
+        handle
+    }
+
+    fn new_job(&self, request: ProofRequest) -> (Arc<Job>, JobHandle) {
+        let id = self.shared.next_job.fetch_add(1, Ordering::Relaxed);
+        let job = Arc::new(Job::new(id, request, self.shared.config.verify));
+        let handle = JobHandle::new(Arc::clone(&job), Arc::downgrade(&self.shared));
+        (job, handle)
+    }
+
+    /// The figures so far, with every lock hold and synthesis span.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        let shared = &self.shared;
+        shared
+            .recorder
+            .snapshot(&shared.config.devices, &shared.gpu_workers)
+    }
+
+    /// Partitions proven so far (cheaper than [`Engine::metrics`]).
+    pub fn partitions_proven(&self) -> usize {
+        self.shared.recorder.partitions_proven()
+    }
+
+    /// Partitions waiting: `(to synthesize, synthesized)`.
+    pub fn queued_partitions(&self) -> (usize, usize) {
+        (self.shared.synth_queue.len(), self.shared.gpu_queue.len())
+    }
+
+    /// Each device with its lock's own counters.
+    pub fn lock_stats(&self) -> Vec<(u32, LockStats)> {
+        let shared = &self.shared;
+        shared
+            .config
+            .devices
+            .iter()
+            .copied()
+            .zip(shared.locks.iter().map(GpuLock::stats))
+            .collect()
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let unsynthesized = self.shared.synth_queue.close();
+        let unproven = self.shared.gpu_queue.close();
+        for job in unsynthesized
+            .iter()
+            .map(|t| &t.job)
+            .chain(unproven.iter().map(|t| &t.job))
+        {
+            job.fail(EngineError::Shutdown);
+        }
+        drop((unsynthesized, unproven));
+        for thread in self.threads.drain(..) {
+            // Workers catch the panics of their steps; a thread can only end
+            // in a panic if unwinding itself failed, and then there is
+            // nothing left to fail.
+            let _ = thread.join();
+        }
+    }
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("config", &self.shared.config)
+            .field("threads", &self.threads.len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn gpu_worker_ids(config: &EngineConfig) -> Vec<GpuWorkerId> {
+    let per_device = config.gpu_workers_per_device;
+    config
+        .devices
+        .iter()
+        .enumerate()
+        .flat_map(|(slot, &device)| {
+            (0..per_device).map(move |k| GpuWorkerId {
+                index: slot * per_device + k,
+                device,
+                slot,
+            })
+        })
+        .collect()
+}
+
+fn check_synthesized(
+    request: &ProofRequest,
+    partitions: &[Arc<Partition>],
+) -> Result<(), EngineError> {
+    if request.partitions == 0 {
+        return Err(EngineError::EmptyRequest);
+    }
+    if partitions.len() != request.partitions {
+        return Err(EngineError::SynthesizedCount {
+            expected: request.partitions,
+            got: partitions.len(),
+        });
+    }
+    let stranger = partitions
+        .iter()
+        .enumerate()
+        .position(|(j, p)| p.workload != request.workload || p.seed != request.seed(j));
+    match stranger {
+        Some(partition) => Err(EngineError::SynthesizedMismatch { partition }),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,387 @@
+//! What the engine records (every lock hold, every synthesis span) and the
+//! figures derived from it: GPU efficiency, lock gaps, stage medians.
+//!
+//! All instants are on [`supraseal_c2::monotonic_ns`], the clock the native
+//! prover stamps its lock instants with. The log grows by one small record
+//! per partition; an engine that runs for months should be rebuilt now and
+//! then, as the bench does per run.
+
+use parking_lot::Mutex;
+use supraseal_c2::PhaseTimings;
+
+/// Lock gaps shorter than this count as "back to back".
+pub const SHORT_GAP_NS: u64 = 50_000_000;
+/// Lock gaps longer than this count as "the device sat idle".
+pub const LONG_GAP_NS: u64 = 500_000_000;
+
+/// One hold of a device's lock by a GPU worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LockHold {
+    /// The device.
+    pub device: u32,
+    /// The GPU worker that held it.
+    pub worker: usize,
+    /// The job whose partition was proven.
+    pub job: u64,
+    /// The partition's index in its request.
+    pub partition: usize,
+    /// When the lock was taken.
+    pub taken_ns: u64,
+    /// When it was released.
+    pub released_ns: u64,
+}
+
+/// One `gpu_prove` call by a GPU worker, with the prover's phase timings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProveSpan {
+    /// The device.
+    pub device: u32,
+    /// The GPU worker.
+    pub worker: usize,
+    /// The job.
+    pub job: u64,
+    /// The partition's index in its request.
+    pub partition: usize,
+    /// The prover's phases and lock instants.
+    pub timings: PhaseTimings,
+}
+
+impl ProveSpan {
+    /// The lock hold of this call.
+    pub fn hold(&self) -> LockHold {
+        LockHold {
+            device: self.device,
+            worker: self.worker,
+            job: self.job,
+            partition: self.partition,
+            taken_ns: self.timings.lock_taken_ns,
+            released_ns: self.timings.lock_released_ns,
+        }
+    }
+
+    /// `[start, end)` of the preamble: it ends when the wait for the lock
+    /// begins.
+    pub fn preamble_window(&self) -> (u64, u64) {
+        let t = &self.timings;
+        let end = t.lock_taken_ns.saturating_sub(t.lock_wait_ns);
+        (end.saturating_sub(t.preamble_ns), end)
+    }
+
+    /// `[start, end)` of the epilogue: it starts when the lock is released.
+    pub fn epilogue_window(&self) -> (u64, u64) {
+        let t = &self.timings;
+        (t.lock_released_ns, t.lock_released_ns + t.epilogue_ns)
+    }
+}
+
+/// One partition's synthesis by a partition worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SynthSpan {
+    /// The partition worker.
+    pub worker: usize,
+    /// The job.
+    pub job: u64,
+    /// The partition's index in its request.
+    pub partition: usize,
+    /// When synthesis started.
+    pub started_ns: u64,
+    /// When it ended.
+    pub ended_ns: u64,
+}
+
+/// Gaps between consecutive lock holds on one device, by length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GapHistogram {
+    /// Shorter than 50 ms.
+    pub under_50ms: usize,
+    /// From 50 ms to 500 ms.
+    pub from_50_to_500ms: usize,
+    /// Longer than 500 ms.
+    pub over_500ms: usize,
+}
+
+impl GapHistogram {
+    fn add(&mut self, gap_ns: u64) {
+        match gap_ns {
+            g if g < SHORT_GAP_NS => self.under_50ms += 1,
+            g if g <= LONG_GAP_NS => self.from_50_to_500ms += 1,
+            _ => self.over_500ms += 1,
+        }
+    }
+}
+
+/// How busy one device's lock was.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DeviceMetrics {
+    /// The device.
+    pub device: u32,
+    /// Lock holds recorded.
+    pub holds: usize,
+    /// Sum of the holds' lengths.
+    pub held_ns: u64,
+    /// From the first take to the last release.
+    pub busy_span_ns: u64,
+    /// `held_ns / busy_span_ns`: the share of the busy span in which the
+    /// kernel region ran. 0 with no holds.
+    pub efficiency: f64,
+    /// Gaps between consecutive holds.
+    pub gaps: GapHistogram,
+}
+
+impl DeviceMetrics {
+    /// The figures of `device` from its holds, in any order.
+    pub fn from_holds(device: u32, holds: &[LockHold]) -> Self {
+        let mut spans: Vec<(u64, u64)> = holds
+            .iter()
+            .filter(|h| h.device == device)
+            .map(|h| (h.taken_ns, h.released_ns))
+            .collect();
+        spans.sort_unstable();
+        let held_ns = spans.iter().map(|(taken, released)| released - taken).sum();
+        let busy_span_ns = match (spans.first(), spans.iter().map(|s| s.1).max()) {
+            (Some(first), Some(last)) => last - first.0,
+            _ => 0,
+        };
+        let mut gaps = GapHistogram::default();
+        for pair in spans.windows(2) {
+            gaps.add(pair[1].0.saturating_sub(pair[0].1));
+        }
+        Self {
+            device,
+            holds: spans.len(),
+            held_ns,
+            busy_span_ns,
+            efficiency: ratio(held_ns, busy_span_ns),
+            gaps,
+        }
+    }
+}
+
+/// How long one GPU worker waited for its device's lock.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuWorkerMetrics {
+    /// The worker.
+    pub worker: usize,
+    /// Its device.
+    pub device: u32,
+    /// Partitions it proved.
+    pub partitions: usize,
+    /// Total time spent waiting for the lock.
+    pub lock_wait_ns: u64,
+    /// Median wait per partition (0 with none).
+    pub median_lock_wait_ns: u64,
+}
+
+/// Median time per partition in each stage; `None` where nothing ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StageMedians {
+    /// Synthesis (partition workers).
+    pub synthesis_ns: Option<u64>,
+    /// Preamble (GPU worker, lock not held).
+    pub preamble_ns: Option<u64>,
+    /// Waiting for the lock.
+    pub lock_wait_ns: Option<u64>,
+    /// Kernel region (lock held).
+    pub kernel_ns: Option<u64>,
+    /// Epilogue (lock not held).
+    pub epilogue_ns: Option<u64>,
+}
+
+/// The engine's figures at one moment, with the raw records they come from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MetricsSnapshot {
+    /// One entry per configured device, in configuration order.
+    pub devices: Vec<DeviceMetrics>,
+    /// One entry per GPU worker.
+    pub gpu_workers: Vec<GpuWorkerMetrics>,
+    /// Per-stage medians.
+    pub stages: StageMedians,
+    /// Every `gpu_prove` call, in completion order.
+    pub prove_spans: Vec<ProveSpan>,
+    /// Every synthesis, in completion order.
+    pub synth_spans: Vec<SynthSpan>,
+}
+
+impl MetricsSnapshot {
+    /// Every lock hold, in completion order.
+    pub fn lock_holds(&self) -> Vec<LockHold> {
+        self.prove_spans.iter().map(ProveSpan::hold).collect()
+    }
+
+    /// Partitions proven so far.
+    pub fn partitions_proven(&self) -> usize {
+        self.prove_spans.len()
+    }
+}
+
+/// A GPU worker's identity: its global index and its device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GpuWorkerId {
+    pub(crate) index: usize,
+    pub(crate) device: u32,
+    /// Index of the device in the engine's device list (and lock list).
+    pub(crate) slot: usize,
+}
+
+/// The engine's log, appended to by workers.
+#[derive(Default)]
+pub(crate) struct Recorder {
+    log: Mutex<Log>,
+}
+
+#[derive(Default)]
+struct Log {
+    proves: Vec<ProveSpan>,
+    synths: Vec<SynthSpan>,
+}
+
+impl Recorder {
+    pub(crate) fn record_synthesis(&self, span: SynthSpan) {
+        self.log.lock().synths.push(span);
+    }
+
+    pub(crate) fn record_prove(&self, span: ProveSpan) {
+        self.log.lock().proves.push(span);
+    }
+
+    pub(crate) fn partitions_proven(&self) -> usize {
+        self.log.lock().proves.len()
+    }
+
+    /// Copies the log (briefly holding its mutex) and derives the figures.
+    pub(crate) fn snapshot(&self, devices: &[u32], workers: &[GpuWorkerId]) -> MetricsSnapshot {
+        let (prove_spans, synth_spans) = {
+            let log = self.log.lock();
+            (log.proves.clone(), log.synths.clone())
+        };
+        let holds: Vec<LockHold> = prove_spans.iter().map(ProveSpan::hold).collect();
+        MetricsSnapshot {
+            devices: devices
+                .iter()
+                .map(|&d| DeviceMetrics::from_holds(d, &holds))
+                .collect(),
+            gpu_workers: workers
+                .iter()
+                .map(|w| worker_metrics(w, &prove_spans))
+                .collect(),
+            stages: stage_medians(&prove_spans, &synth_spans),
+            prove_spans,
+            synth_spans,
+        }
+    }
+}
+
+fn worker_metrics(worker: &GpuWorkerId, spans: &[ProveSpan]) -> GpuWorkerMetrics {
+    let waits: Vec<u64> = spans
+        .iter()
+        .filter(|s| s.worker == worker.index)
+        .map(|s| s.timings.lock_wait_ns)
+        .collect();
+    GpuWorkerMetrics {
+        worker: worker.index,
+        device: worker.device,
+        partitions: waits.len(),
+        lock_wait_ns: waits.iter().sum(),
+        median_lock_wait_ns: median(waits).unwrap_or(0),
+    }
+}
+
+fn stage_medians(proves: &[ProveSpan], synths: &[SynthSpan]) -> StageMedians {
+    let phase =
+        |f: fn(&PhaseTimings) -> u64| median(proves.iter().map(|s| f(&s.timings)).collect());
+    StageMedians {
+        synthesis_ns: median(synths.iter().map(|s| s.ended_ns - s.started_ns).collect()),
+        preamble_ns: phase(|t| t.preamble_ns),
+        lock_wait_ns: phase(|t| t.lock_wait_ns),
+        kernel_ns: phase(|t| t.kernel_ns),
+        epilogue_ns: phase(|t| t.epilogue_ns),
+    }
+}
+
+/// The median (the mean of the middle two for an even count).
+pub fn median(mut values: Vec<u64>) -> Option<u64> {
+    values.sort_unstable();
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some(((u128::from(values[n / 2 - 1]) + u128::from(values[n / 2])) / 2) as u64),
+    }
+}
+
+fn ratio(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hold(device: u32, taken_ns: u64, released_ns: u64) -> LockHold {
+        LockHold {
+            device,
+            worker: 0,
+            job: 0,
+            partition: 0,
+            taken_ns,
+            released_ns,
+        }
+    }
+
+    #[test]
+    fn efficiency_and_gaps_from_holds() {
+        const MS: u64 = 1_000_000;
+        let holds = [
+            hold(0, 1100 * MS, 1200 * MS),
+            hold(0, 0, 100 * MS),
+            hold(0, 110 * MS, 300 * MS),
+            hold(0, 400 * MS, 500 * MS),
+            hold(1, 0, 7),
+        ];
+        let m = DeviceMetrics::from_holds(0, &holds);
+        assert_eq!(m.holds, 4);
+        assert_eq!(m.held_ns, 490 * MS);
+        assert_eq!(m.busy_span_ns, 1200 * MS);
+        assert!((m.efficiency - 490.0 / 1200.0).abs() < 1e-12);
+        let expected = GapHistogram {
+            under_50ms: 1,
+            from_50_to_500ms: 1,
+            over_500ms: 1,
+        };
+        assert_eq!(m.gaps, expected);
+        assert_eq!(DeviceMetrics::from_holds(2, &holds).efficiency, 0.0);
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(vec![]), None);
+        assert_eq!(median(vec![5, 1, 3]), Some(3));
+        assert_eq!(median(vec![4, 1, 3, 2]), Some(2));
+        assert_eq!(median(vec![u64::MAX, u64::MAX]), Some(u64::MAX));
+    }
+
+    #[test]
+    fn windows_follow_the_phases() {
+        let span = ProveSpan {
+            device: 0,
+            worker: 1,
+            job: 2,
+            partition: 3,
+            timings: PhaseTimings {
+                preamble_ns: 10,
+                lock_wait_ns: 5,
+                kernel_ns: 20,
+                epilogue_ns: 7,
+                lock_taken_ns: 100,
+                lock_released_ns: 120,
+            },
+        };
+        assert_eq!(span.preamble_window(), (85, 95));
+        assert_eq!(span.epilogue_window(), (120, 127));
+        assert_eq!(span.hold().taken_ns, 100);
+    }
+}

@@ -1,0 +1,160 @@
+//! The two worker roles and the tasks they pass along.
+//!
+//! A partition worker pops a [`SynthTask`] (job, partition index),
+//! synthesizes it and pushes a [`ProveTask`] into the bounded queue; a GPU
+//! worker pops that and proves it under its device's lock. Each step runs
+//! inside `catch_unwind`, so a panic fails the step's job and the worker
+//! moves on to the next task.
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use cuzk_pipeline::{gpu_prove, synthesize_partition, Partition, PipelineError};
+use supraseal_c2::GpuLock;
+
+use crate::engine::Shared;
+use crate::job::Job;
+use crate::metrics::{GpuWorkerId, ProveSpan, SynthSpan};
+use crate::queue::{Rank, Ranked};
+use crate::{EngineError, Fault, PartitionRecord};
+
+/// A partition still to be synthesized.
+pub(crate) struct SynthTask {
+    pub(crate) job: Arc<Job>,
+    pub(crate) index: usize,
+}
+
+impl Ranked for SynthTask {
+    fn rank(&self) -> Rank {
+        self.job.rank(self.index)
+    }
+}
+
+/// A synthesized partition waiting for a GPU worker.
+pub(crate) struct ProveTask {
+    pub(crate) job: Arc<Job>,
+    pub(crate) index: usize,
+    pub(crate) partition: Arc<Partition>,
+    /// The partition worker that synthesized it (`None`: submitted so).
+    pub(crate) synthesized_by: Option<usize>,
+}
+
+impl Ranked for ProveTask {
+    fn rank(&self) -> Rank {
+        self.job.rank(self.index)
+    }
+}
+
+/// A partition worker's loop: runs until the synthesis queue closes.
+pub(crate) fn run_partition_worker(shared: &Shared, worker: usize) {
+    while let Some(task) = shared.synth_queue.pop() {
+        if task.job.is_running() {
+            synthesize(shared, worker, task);
+        }
+    }
+}
+
+fn synthesize(shared: &Shared, worker: usize, task: SynthTask) {
+    let seed = task.job.request.seed(task.index);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        if shared.config.fault == Some(Fault::PanicInSynthesis { seed }) {
+            panic!("injected panic while synthesizing seed {seed}");
+        }
+        synthesize_partition(task.job.request.workload, seed)
+    }));
+    let partition = match settle(task.index, outcome) {
+        Ok(partition) => partition,
+        Err(error) => return shared.fail_job(&task.job, error),
+    };
+    shared.recorder.record_synthesis(SynthSpan {
+        worker,
+        job: task.job.id,
+        partition: task.index,
+        started_ns: partition.synth_started_ns,
+        ended_ns: partition.synth_ended_ns,
+    });
+    if !task.job.is_running() {
+        // Cancelled or failed meanwhile: let the partition go now.
+        return;
+    }
+    let next = ProveTask {
+        job: task.job,
+        index: task.index,
+        partition: Arc::new(partition),
+        synthesized_by: Some(worker),
+    };
+    // Blocks while the GPU side is `queue_depth` partitions behind.
+    if let Err(refused) = shared.gpu_queue.push_bounded(next) {
+        refused.job.fail(EngineError::Shutdown);
+    }
+}
+
+/// A GPU worker's loop: runs until the synthesized-partition queue closes.
+pub(crate) fn run_gpu_worker(shared: &Shared, id: GpuWorkerId) {
+    let lock = &shared.locks[id.slot];
+    while let Some(task) = shared.gpu_queue.pop() {
+        if task.job.is_running() {
+            prove(shared, id, lock, task);
+        }
+    }
+}
+
+fn prove(shared: &Shared, id: GpuWorkerId, lock: &GpuLock, task: ProveTask) {
+    let seed = task.partition.seed;
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        if shared.config.fault == Some(Fault::PanicUnderLock { seed }) {
+            let _held = lock.lock();
+            panic!("injected panic under the lock of device {}", id.device);
+        }
+        gpu_prove(&task.partition, task.job.request.key.srs(), lock)
+    }));
+    let proven = match settle(task.index, outcome) {
+        Ok(proven) => proven,
+        Err(error) => return shared.fail_job(&task.job, error),
+    };
+    shared.recorder.record_prove(ProveSpan {
+        device: id.device,
+        worker: id.index,
+        job: task.job.id,
+        partition: task.index,
+        timings: proven.timings,
+    });
+    let record = PartitionRecord {
+        index: task.index,
+        seed,
+        partition_worker: task.synthesized_by,
+        synth_started_ns: task.partition.synth_started_ns,
+        synth_ended_ns: task.partition.synth_ended_ns,
+        gpu_worker: id.index,
+        device: id.device,
+        prove: proven.timings,
+    };
+    task.job.complete_partition(proven.proof, record);
+}
+
+/// Turns a step's outcome (value, pipeline error, or panic) into the
+/// engine's terms.
+fn settle<T>(
+    partition: usize,
+    outcome: std::thread::Result<Result<T, PipelineError>>,
+) -> Result<T, EngineError> {
+    match outcome {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(source)) => Err(EngineError::Partition { partition, source }),
+        Err(payload) => Err(EngineError::Panicked {
+            partition,
+            message: panic_message(&*payload),
+        }),
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        (*message).to_owned()
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else {
+        "(a panic without a message)".to_owned()
+    }
+}

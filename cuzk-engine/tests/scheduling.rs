@@ -1,0 +1,157 @@
+//! Order and cancellation: priorities first, then the oldest job; a
+//! cancelled job stops and lets go of its partitions.
+
+mod common;
+
+use std::sync::Arc;
+
+use cuzk_engine::EngineError;
+use supraseal_c2::monotonic_ns;
+
+use common::{engine, eventually, request, synthesized, wait};
+
+/// `(job, partition)` pairs in the order their events started.
+type Order = Vec<(u64, usize)>;
+
+/// Splits `(start, job, partition)` events into those that started before
+/// `since` and those that started at or after it, each in start order.
+fn split_at(mut events: Vec<(u64, u64, usize)>, since: u64) -> (Order, Order) {
+    events.sort();
+    let (early, late): (Vec<_>, Vec<_>) = events.into_iter().partition(|e| e.0 < since);
+    let strip = |v: Vec<(u64, u64, usize)>| v.into_iter().map(|(_, j, p)| (j, p)).collect();
+    (strip(early), strip(late))
+}
+
+#[test]
+fn higher_priority_job_submitted_later_is_synthesized_first() {
+    let engine = engine(1, 1);
+    let low = engine.submit(request(0, 12));
+    let high = engine.submit(request(1, 4).with_priority(1));
+    let submitted = monotonic_ns();
+    let (low_id, high_id) = (low.id(), high.id());
+    assert!(wait(low).is_ok() && wait(high).is_ok());
+
+    let spans = engine.metrics().synth_spans;
+    let last_high_start = spans
+        .iter()
+        .filter(|s| s.job == high_id)
+        .map(|s| s.started_ns)
+        .max();
+    let events = spans
+        .iter()
+        .map(|s| (s.started_ns, s.job, s.partition))
+        .collect();
+    // The worker may have started low partitions before the high job was
+    // in the queue; once it was, no low partition may go before it.
+    let (_, late) = split_at(events, submitted);
+    let late_low_first = spans
+        .iter()
+        .filter(|s| s.job == low_id && s.started_ns >= submitted)
+        .any(|s| Some(s.started_ns) < last_high_start);
+    assert!(
+        !late_low_first,
+        "synthesis order after submission: {late:?}"
+    );
+}
+
+#[test]
+fn gpu_workers_take_priority_then_age_then_index() {
+    let engine = engine(1, 1);
+    // Synthesize first, so that the three submissions follow each other
+    // within microseconds.
+    let (pa, pb, pc) = (synthesized(0, 3), synthesized(1, 3), synthesized(2, 3));
+    let a = engine.submit_synthesized(request(0, 3), pa);
+    let b = engine.submit_synthesized(request(1, 3), pb);
+    let c = engine.submit_synthesized(request(2, 3).with_priority(5), pc);
+    let submitted = monotonic_ns();
+    let (a_id, b_id, c_id) = (a.id(), b.id(), c.id());
+    for handle in [a, b, c] {
+        wait(handle).unwrap();
+    }
+    let holds = engine.metrics().lock_holds();
+    let events = holds
+        .iter()
+        .map(|h| (h.taken_ns, h.job, h.partition))
+        .collect();
+    // Partitions of A taken before B and C were queued are excused.
+    let (early, late) = split_at(events, submitted);
+    assert!(early.iter().all(|&(job, _)| job == a_id), "{early:?}");
+    let expected: Vec<(u64, usize)> = [c_id, a_id, b_id]
+        .iter()
+        .flat_map(|&job| (0..3).map(move |p| (job, p)))
+        .filter(|x| !early.contains(x))
+        .collect();
+    assert_eq!(late, expected);
+}
+
+#[test]
+fn among_equal_priorities_the_older_job_finishes_first() {
+    // One GPU worker: with two, the native lock (a plain mutex, not FIFO)
+    // can let one worker retake it while the other still waits with an
+    // older job's partition, and the order would be the lock's, not ours.
+    let engine = engine(2, 1);
+    let handles: Vec<_> = (0..3).map(|r| engine.submit(request(r, 3))).collect();
+    let finished: Vec<u64> = handles
+        .into_iter()
+        .map(|h| wait(h).unwrap().completed_ns)
+        .collect();
+    assert!(
+        finished.windows(2).all(|w| w[0] < w[1]),
+        "completion instants out of submission order: {finished:?}"
+    );
+}
+
+#[test]
+fn cancel_stops_the_job_and_frees_its_synthesized_partitions() {
+    let engine = engine(1, 1);
+    let partitions = synthesized(4, 6);
+    let handle = engine.submit_synthesized(request(4, 6), partitions.clone());
+    let id = handle.id();
+    handle.cancel();
+    assert!(handle.is_finished());
+    assert!(matches!(wait(handle), Err(EngineError::Cancelled)));
+
+    // Only the partition a worker was proving may still be referenced, and
+    // only until its step ends.
+    eventually("the engine lets go of every partition", || {
+        partitions.iter().all(|p| Arc::strong_count(p) == 1)
+    });
+    assert_eq!(engine.queued_partitions(), (0, 0));
+    let proven = engine
+        .metrics()
+        .lock_holds()
+        .iter()
+        .filter(|h| h.job == id)
+        .count();
+    assert!(
+        proven <= 1,
+        "{proven} partitions of the cancelled job were proven"
+    );
+
+    // The engine carries on.
+    assert!(wait(engine.submit(request(5, 2))).is_ok());
+}
+
+#[test]
+fn cancel_drops_partitions_not_yet_synthesized() {
+    let engine = engine(1, 1);
+    let doomed = engine.submit(request(6, 8));
+    let id = doomed.id();
+    doomed.cancel();
+    assert!(matches!(wait(doomed), Err(EngineError::Cancelled)));
+    eventually("the queues are empty", || {
+        engine.queued_partitions() == (0, 0)
+    });
+    let after = engine.submit(request(7, 1));
+    wait(after).unwrap();
+    let synthesized = engine
+        .metrics()
+        .synth_spans
+        .iter()
+        .filter(|s| s.job == id)
+        .count();
+    assert!(
+        synthesized <= 1,
+        "{synthesized} partitions of the cancelled job were synthesized"
+    );
+}
