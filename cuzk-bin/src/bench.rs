@@ -12,7 +12,9 @@ use cuzk_engine::{
     Engine, EngineConfig, EngineError, JobHandle, MetricsSnapshot, ProofRequest, ProvingKey,
     RequestProof,
 };
-use cuzk_pipeline::{partition_seed, synthesize_partition, Partition, PipelineError, Workload};
+use cuzk_pipeline::{
+    partition_seed, synthesize_partition, Partition, PipelineError, SynthesisMode, Workload,
+};
 use supraseal_c2::monotonic_ns;
 
 use crate::config::FileConfig;
@@ -39,6 +41,9 @@ pub struct RunArgs {
     /// Synthesized partitions that may wait for a GPU worker [default: 2 × GPU workers]
     #[arg(long)]
     pub queue_depth: Option<usize>,
+    /// Synthesis: full, compiled, or checked[:N] (compiled, every N-th partition compared with full) [default: compiled]
+    #[arg(long)]
+    pub synthesis: Option<String>,
     /// Prover backend [default: auto]
     #[arg(long, value_parser = ["cpu", "cuda", "auto"])]
     pub backend: Option<String>,
@@ -179,6 +184,10 @@ impl Plan {
                 devices,
                 queue_depth: run.queue_depth.or(engine.queue_depth),
                 verify: run.verify || engine.verify.unwrap_or(false),
+                synthesis: match run.synthesis.as_deref().or(engine.synthesis.as_deref()) {
+                    Some(mode) => mode.parse().map_err(BenchError::Workload)?,
+                    None => SynthesisMode::default(),
+                },
                 ..EngineConfig::default()
             },
         };

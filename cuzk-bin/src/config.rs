@@ -9,6 +9,7 @@
 //! queue_depth = 4
 //! verify = true
 //! backend = "cpu"
+//! synthesis = "compiled"
 //!
 //! [bench]
 //! workload = "sha-chain"
@@ -55,6 +56,8 @@ pub struct EngineSection {
     pub verify: Option<bool>,
     /// `cpu`, `cuda` or `auto`.
     pub backend: Option<String>,
+    /// `full`, `compiled` or `checked[:N]`.
+    pub synthesis: Option<String>,
 }
 
 /// `[bench]`: the work a bench run proves.

@@ -122,6 +122,10 @@ pub struct WorkerFigures {
 pub struct StageFigures {
     /// Synthesis.
     pub synthesis: Option<f64>,
+    /// Of which the witness (compiled synthesis).
+    pub witness: Option<f64>,
+    /// Of which the matrix products (compiled synthesis).
+    pub matrix: Option<f64>,
     /// Preamble (lock not held).
     pub preamble: Option<f64>,
     /// Waiting for the lock.
@@ -293,7 +297,11 @@ impl std::fmt::Display for StageFigures {
                 None => format!("{name} -"),
             })
             .collect();
-        f.write_str(&parts.join(", "))
+        f.write_str(&parts.join(", "))?;
+        if let (Some(w), Some(m)) = (self.witness, self.matrix) {
+            write!(f, " (compiled synthesis: witness {w:.1} ms + matrix products {m:.1} ms)")?;
+        }
+        Ok(())
     }
 }
 
@@ -321,6 +329,8 @@ fn stage_figures(s: &StageMedians) -> StageFigures {
     let ms = |ns: Option<u64>| ns.map(|ns| ns as f64 / 1e6);
     StageFigures {
         synthesis: ms(s.synthesis_ns),
+        witness: ms(s.witness_ns),
+        matrix: ms(s.matrix_ns),
         preamble: ms(s.preamble_ns),
         lock_wait: ms(s.lock_wait_ns),
         kernel: ms(s.kernel_ns),

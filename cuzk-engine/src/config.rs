@@ -1,5 +1,7 @@
 //! How an engine is built: worker counts, devices, queue depth.
 
+pub use cuzk_pipeline::SynthesisMode;
+
 /// The shape of an [`crate::Engine`]: how many workers of each role, which
 /// devices, how far synthesis may run ahead of the GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,6 +21,9 @@ pub struct EngineConfig {
     /// Verify each request proof (one batch verification) before
     /// [`crate::JobHandle::wait`] returns it.
     pub verify: bool,
+    /// How partitions are synthesized. The default, compiled, compiles each
+    /// workload's shape on first use and then records only witnesses.
+    pub synthesis: SynthesisMode,
     /// Test hook: make a worker panic on one partition.
     #[doc(hidden)]
     pub fault: Option<Fault>,
@@ -34,6 +39,7 @@ impl Default for EngineConfig {
             devices: vec![0],
             queue_depth: None,
             verify: false,
+            synthesis: SynthesisMode::default(),
             fault: None,
         }
     }
@@ -73,6 +79,9 @@ impl EngineConfig {
         if self.queue_depth == Some(0) {
             return Err(ConfigError::ZeroQueueDepth);
         }
+        if self.synthesis == (SynthesisMode::Checked { every: 0 }) {
+            return Err(ConfigError::ZeroCheckPeriod);
+        }
         Ok(())
     }
 }
@@ -95,6 +104,9 @@ pub enum ConfigError {
     /// `queue_depth` is `Some(0)`: synthesis could never hand anything on.
     #[error("queue_depth must be at least 1")]
     ZeroQueueDepth,
+    /// Checked synthesis with a sampling period of zero.
+    #[error("the compiled-synthesis check period must be at least 1")]
+    ZeroCheckPeriod,
 }
 
 /// A fault to inject, for the engine's own tests only.

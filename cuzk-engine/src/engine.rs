@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use cuzk_pipeline::Partition;
+use cuzk_pipeline::{Partition, ShapeCache};
 use supraseal_c2::{GpuLock, LockStats};
 
 use crate::job::{Job, JobHandle};
@@ -25,6 +25,8 @@ pub(crate) struct Shared {
     pub(crate) locks: Vec<GpuLock>,
     pub(crate) gpu_workers: Vec<GpuWorkerId>,
     pub(crate) recorder: Recorder,
+    /// Compiled shapes, one per workload, compiled on first use.
+    pub(crate) shapes: ShapeCache,
     next_job: AtomicU64,
 }
 
@@ -69,6 +71,7 @@ impl Engine {
             locks: config.devices.iter().map(|&d| GpuLock::new(d)).collect(),
             gpu_workers,
             recorder: Recorder::default(),
+            shapes: ShapeCache::new(),
             next_job: AtomicU64::new(0),
             config,
         });

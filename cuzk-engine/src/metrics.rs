@@ -7,6 +7,7 @@
 //! then, as the bench does per run.
 
 use parking_lot::Mutex;
+use bellperson_lite::SynthesisTimings;
 use supraseal_c2::PhaseTimings;
 
 /// Lock gaps shorter than this count as "back to back".
@@ -87,6 +88,8 @@ pub struct SynthSpan {
     pub started_ns: u64,
     /// When it ended.
     pub ended_ns: u64,
+    /// Witness and matrix-product time, when the compiled path was used.
+    pub compiled: Option<SynthesisTimings>,
 }
 
 /// Gaps between consecutive lock holds on one device, by length.
@@ -177,6 +180,10 @@ pub struct GpuWorkerMetrics {
 pub struct StageMedians {
     /// Synthesis (partition workers).
     pub synthesis_ns: Option<u64>,
+    /// Of which recording the witness (compiled path only).
+    pub witness_ns: Option<u64>,
+    /// Of which the sparse matrix products (compiled path only).
+    pub matrix_ns: Option<u64>,
     /// Preamble (GPU worker, lock not held).
     pub preamble_ns: Option<u64>,
     /// Waiting for the lock.
@@ -291,6 +298,8 @@ fn stage_medians(proves: &[ProveSpan], synths: &[SynthSpan]) -> StageMedians {
         |f: fn(&PhaseTimings) -> u64| median(proves.iter().map(|s| f(&s.timings)).collect());
     StageMedians {
         synthesis_ns: median(synths.iter().map(|s| s.ended_ns - s.started_ns).collect()),
+        witness_ns: median(synths.iter().filter_map(|s| Some(s.compiled?.witness_ns)).collect()),
+        matrix_ns: median(synths.iter().filter_map(|s| Some(s.compiled?.matrix_ns)).collect()),
         preamble_ns: phase(|t| t.preamble_ns),
         lock_wait_ns: phase(|t| t.lock_wait_ns),
         kernel_ns: phase(|t| t.kernel_ns),

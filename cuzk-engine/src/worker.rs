@@ -10,7 +10,7 @@ use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use cuzk_pipeline::{gpu_prove, synthesize_partition, Partition, PipelineError};
+use cuzk_pipeline::{gpu_prove, synthesize_with, Partition, PipelineError};
 use supraseal_c2::GpuLock;
 
 use crate::engine::Shared;
@@ -61,7 +61,8 @@ fn synthesize(shared: &Shared, worker: usize, task: SynthTask) {
         if shared.config.fault == Some(Fault::PanicInSynthesis { seed }) {
             panic!("injected panic while synthesizing seed {seed}");
         }
-        synthesize_partition(task.job.request.workload, seed)
+        let workload = task.job.request.workload;
+        synthesize_with(shared.config.synthesis, &shared.shapes, workload, seed)
     }));
     let partition = match settle(task.index, outcome) {
         Ok(partition) => partition,
@@ -73,6 +74,7 @@ fn synthesize(shared: &Shared, worker: usize, task: SynthTask) {
         partition: task.index,
         started_ns: partition.synth_started_ns,
         ended_ns: partition.synth_ended_ns,
+        compiled: partition.compiled,
     });
     if !task.job.is_running() {
         // Cancelled or failed meanwhile: let the partition go now.

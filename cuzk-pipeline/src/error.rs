@@ -11,6 +11,9 @@ pub enum PipelineError {
     /// The circuit could not be synthesized.
     #[error("synthesis failed")]
     Synthesis(#[from] SynthesisError),
+    /// A synthesis mode that is not `full`, `compiled`, `checked[:N]`.
+    #[error("bad synthesis mode '{0}' (expected full, compiled, checked or checked:N with N >= 1)")]
+    BadSynthesisMode(String),
     /// A workload's shape could not be compiled.
     #[error("cannot compile the shape of {workload}")]
     Compile {

@@ -28,6 +28,26 @@ pub enum SynthesisMode {
     },
 }
 
+impl std::str::FromStr for SynthesisMode {
+    type Err = PipelineError;
+
+    /// `full`, `compiled`, or `checked` / `checked:N` (every N-th partition
+    /// checked against full synthesis; `checked` alone checks every one).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || PipelineError::BadSynthesisMode(s.to_owned());
+        match s.split_once(':') {
+            None if s == "full" => Ok(SynthesisMode::Full),
+            None if s == "compiled" => Ok(SynthesisMode::Compiled),
+            None if s == "checked" => Ok(SynthesisMode::Checked { every: 1 }),
+            Some(("checked", n)) => match n.parse() {
+                Ok(every) if every > 0 => Ok(SynthesisMode::Checked { every }),
+                _ => Err(bad()),
+            },
+            _ => Err(bad()),
+        }
+    }
+}
+
 type ShapeSlot = Arc<OnceLock<Result<Arc<CompiledShape>, Arc<CompiledError>>>>;
 
 /// Compiled shapes by workload, each compiled once even when many workers
