@@ -9,6 +9,7 @@ mod keys;
 mod report;
 mod single;
 mod sweep;
+mod synth;
 mod timeline;
 
 use std::process::ExitCode;
@@ -35,6 +36,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Run the bench over a grid of worker counts.
     Sweep(sweep::SweepArgs),
+    /// Measure synthesis of one request, full against compiled.
+    Synth(synth::SynthArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
         Some(Command::Setup(args)) => single::setup(&args),
         Some(Command::Prove(args)) => single::prove(&args),
         Some(Command::Verify(args)) => single::verify(&args),
+        Some(Command::Synth(args)) => synth::synth(&args),
         Some(Command::Bench(args)) => {
             run_with_config(args.config.clone(), |c| bench::run_bench(&args, c))
         }

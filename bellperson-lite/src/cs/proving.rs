@@ -152,6 +152,20 @@ impl ProvingAssignment {
         self.aux.len()
     }
 
+    /// Bytes of memory held: the evaluations, the assignment and the
+    /// density maps (the per-partition working set).
+    pub fn heap_bytes(&self) -> usize {
+        let scalars = self.a.capacity()
+            + self.b.capacity()
+            + self.c.capacity()
+            + self.input.capacity()
+            + self.aux.capacity();
+        let words = self.a_aux_density.words().len()
+            + self.b_input_density.words().len()
+            + self.b_aux_density.words().len();
+        scalars * std::mem::size_of::<Scalar>() + words * 8
+    }
+
     /// The public inputs without `ONE`, as a verifier takes them.
     pub fn public_inputs(&self) -> &[Scalar] {
         &self.input[1..]

@@ -1,0 +1,80 @@
+//! `cuzk synth`: synthesis of one request, full against compiled, with the
+//! witness / matrix-product split and the memory each path holds.
+
+use std::time::Instant;
+
+use clap::Args;
+use cuzk_pipeline::{partition_seed, synthesize_compiled, synthesize_partition, Partition, Workload};
+use rayon::prelude::*;
+
+use crate::single::WorkloadArgs;
+use crate::CliResult;
+
+/// Arguments of `cuzk synth`.
+#[derive(Args, Debug)]
+pub struct SynthArgs {
+    #[command(flatten)]
+    workload: WorkloadArgs,
+    /// Partitions in the request (synthesized in parallel, one per core).
+    #[arg(long, default_value_t = 10)]
+    partitions: usize,
+    /// Times to repeat each measurement (the median is reported).
+    #[arg(long, default_value_t = 3)]
+    repeat: usize,
+}
+
+/// `cuzk synth`.
+pub fn synth(args: &SynthArgs) -> CliResult {
+    let workload = Workload::new(&args.workload.workload, args.workload.size)?;
+    let seeds: Vec<u64> = (0..args.partitions).map(|j| partition_seed(0, args.partitions, j)).collect();
+    let threads = rayon::current_num_threads();
+    println!("{workload}: {} partitions, {threads} threads", args.partitions);
+
+    let started = Instant::now();
+    let shape = bellperson_lite::CompiledShape::compile(workload.shape())?;
+    println!(
+        "compile once: {:.2} s; {} constraints, {} non-zero terms, {} coefficients, {:.1} MiB",
+        started.elapsed().as_secs_f64(),
+        shape.num_constraints(),
+        shape.nnz(),
+        shape.num_coeffs(),
+        mib(shape.heap_bytes())
+    );
+
+    let one = |f: &dyn Fn(u64) -> Result<Partition, cuzk_pipeline::PipelineError>| {
+        median_secs(args.repeat, || f(seeds[0]).map(drop))
+    };
+    let request = |f: &(dyn Fn(u64) -> Result<Partition, cuzk_pipeline::PipelineError> + Sync)| {
+        median_secs(args.repeat, || seeds.par_iter().try_for_each(|&s| f(s).map(drop)))
+    };
+    let full = |s| synthesize_partition(workload, s);
+    let compiled = |s| synthesize_compiled(&shape, workload, s);
+    let (full_one, compiled_one) = (one(&full)?, one(&compiled)?);
+    let (full_req, compiled_req) = (request(&full)?, request(&compiled)?);
+    let sample = compiled(seeds[0])?;
+    let split = sample.compiled.unwrap_or_default();
+    println!("one partition:  full {full_one:.3} s, compiled {compiled_one:.3} s ({:.2}x)", full_one / compiled_one);
+    println!(
+        "  compiled split: witness {:.3} s, matrix products {:.3} s",
+        split.witness_ns as f64 * 1e-9,
+        split.matrix_ns as f64 * 1e-9
+    );
+    println!("whole request:  full {full_req:.3} s, compiled {compiled_req:.3} s ({:.2}x)", full_req / compiled_req);
+    println!("per-partition working set: {:.1} MiB", mib(sample.assignment.heap_bytes()));
+    Ok(())
+}
+
+fn median_secs<E>(repeat: usize, mut f: impl FnMut() -> Result<(), E>) -> Result<f64, E> {
+    let mut times = Vec::with_capacity(repeat.max(1));
+    for _ in 0..repeat.max(1) {
+        let started = Instant::now();
+        f()?;
+        times.push(started.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+fn mib(bytes: usize) -> f64 {
+    bytes as f64 / (1u64 << 20) as f64
+}
