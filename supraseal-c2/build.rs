@@ -1,7 +1,15 @@
 //! Builds the native layer (`../native`) with the cxx bridge into
 //! `libcuzk_native.a`, against blst's headers (`DEP_BLST_BINDINGS`).
+//!
+//! With the `cuda` feature it also compiles `native/cuda/*.cu` with nvcc
+//! into `libcuzk_cuda.a` (see `cuda_build`), adds the CUDA half of the
+//! bridge and the CUDA backend (`native/cuda/backend/*.cpp`), and links the
+//! CUDA runtime and libstdc++ statically.
 
 use std::path::{Path, PathBuf};
+
+#[path = "build_cuda.rs"]
+mod cuda_build;
 
 fn files_with(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -17,10 +25,17 @@ fn main() {
     let native = Path::new(env!("CARGO_MANIFEST_DIR")).join("../native");
     let include = native.join("include");
     let blst = std::env::var("DEP_BLST_BINDINGS").expect("blst exports DEP_BLST_BINDINGS");
-    let sources = files_with(&native.join("src"), "cpp");
-    let headers = files_with(&include.join("cuzk"), "hpp");
+    let cuda = std::env::var_os("CARGO_FEATURE_CUDA").is_some();
+    let mut sources = files_with(&native.join("src"), "cpp");
+    let mut bridges = vec!["src/bridge.rs"];
+    if cuda {
+        sources.extend(files_with(&native.join("cuda/backend"), "cpp"));
+        bridges.push("src/cuda/bridge.rs");
+    }
+    let mut headers = files_with(&include.join("cuzk"), "hpp");
+    headers.extend(files_with(&include.join("cuzk/cuda"), "hpp"));
 
-    let mut build = cxx_build::bridge("src/bridge.rs");
+    let mut build = cxx_build::bridges(&bridges);
     build
         .files(&sources)
         .include(&include)
@@ -29,14 +44,19 @@ fn main() {
         .flag("-O3")
         .flag_if_supported("-Wall")
         .flag_if_supported("-Wextra");
-
-    // CUDA goes here: a `cuda` feature will compile native/cuda/*.cu with
-    // nvcc (cc::Build::cuda) into a second library and link it. Nothing CUDA
-    // is built today; the kernel region runs on the CPU.
-
+    if cuda {
+        // libstdc++ is linked statically (cuda_build::link_runtime).
+        build.cpp_link_stdlib(None);
+        cuda_build::compile(&native, &blst);
+    }
     build.compile("cuzk_native");
+    if cuda {
+        cuda_build::link_runtime();
+    }
 
-    println!("cargo:rerun-if-changed=src/bridge.rs");
+    for bridge in &bridges {
+        println!("cargo:rerun-if-changed={bridge}");
+    }
     println!("cargo:rerun-if-changed={}", native.join("src").display());
     println!("cargo:rerun-if-changed={}", include.join("cuzk").display());
     for file in sources.iter().chain(&headers) {

@@ -8,13 +8,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
+use cuzk_engine::BackendChoice;
 use cuzk_engine::{
     Engine, EngineConfig, EngineError, JobHandle, MetricsSnapshot, ProofRequest, ProvingKey,
     RequestProof,
 };
 use cuzk_pipeline::{
-    partition_seed, synthesize_partition, Partition, PipelineError, SynthesisMode, Workload,
+    partition_seed, synthesize_with, Partition, PipelineError, ShapeCache, SynthesisMode, Workload,
 };
+use rayon::prelude::*;
 use supraseal_c2::monotonic_ns;
 
 use crate::config::FileConfig;
@@ -83,12 +85,18 @@ pub struct BenchArgs {
 /// Why a bench could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
-    /// `--backend cuda` before the CUDA backend exists.
-    #[error("the CUDA backend is not available in this build yet; use --backend cpu or auto")]
-    CudaUnavailable,
-    /// The CPU backend was asked for other devices than its one.
-    #[error("the CPU backend has a single device, 0 (asked for {0:?})")]
-    CpuDevices(Vec<u32>),
+    /// A device cannot run the backend asked for.
+    #[error("device {device}")]
+    Device {
+        /// The device.
+        device: u32,
+        /// Why.
+        #[source]
+        source: supraseal_c2::Error,
+    },
+    /// The backend name is not auto, cpu or cuda.
+    #[error("bad --backend")]
+    Backend(#[source] supraseal_c2::ParseBackendError),
     /// A count that must be positive is zero.
     #[error("{0} must be at least 1")]
     Zero(&'static str),
@@ -136,8 +144,6 @@ pub struct Plan {
     pub requests: usize,
     /// Partitions per request.
     pub partitions: usize,
-    /// `cpu` (the only backend built so far).
-    pub backend: &'static str,
     /// A parameters file to load, or `None` to generate.
     pub params: Option<PathBuf>,
     /// Reuse one request's synthesized partitions.
@@ -150,22 +156,21 @@ impl Plan {
     /// Resolves `run` over `file`.
     pub fn resolve(run: &RunArgs, file: &FileConfig) -> Result<Self, BenchError> {
         let (bench, engine) = (&file.bench, &file.engine);
-        let backend = match run
+        let backend: BackendChoice = run
             .backend
             .as_deref()
             .or(engine.backend.as_deref())
             .unwrap_or("auto")
-        {
-            "cpu" | "auto" => "cpu",
-            _ => return Err(BenchError::CudaUnavailable),
+            .parse()
+            .map_err(BenchError::Backend)?;
+        let devices = match run.devices.clone().or(engine.devices.clone()) {
+            Some(devices) => devices,
+            None => default_devices(backend),
         };
-        let devices = run
-            .devices
-            .clone()
-            .or(engine.devices.clone())
-            .unwrap_or(vec![0]);
-        if devices != [0] {
-            return Err(BenchError::CpuDevices(devices));
+        // Refuse an impossible backend now, before minutes of setup.
+        for &device in &devices {
+            supraseal_c2::GpuLock::with_backend(device, backend)
+                .map_err(|source| BenchError::Device { device, source })?;
         }
         let name = run
             .workload
@@ -177,13 +182,13 @@ impl Plan {
             workload: Workload::new(name, size).map_err(BenchError::Workload)?,
             requests: run.requests.or(bench.requests).unwrap_or(1),
             partitions: run.partitions.or(bench.partitions).unwrap_or(10),
-            backend,
             params: run.params.clone().or(bench.params.clone()),
             cached_synthesis: run.cached_synthesis || bench.cached_synthesis.unwrap_or(false),
             engine: EngineConfig {
                 devices,
                 queue_depth: run.queue_depth.or(engine.queue_depth),
                 verify: run.verify || engine.verify.unwrap_or(false),
+                backend,
                 synthesis: match run.synthesis.as_deref().or(engine.synthesis.as_deref()) {
                     Some(mode) => mode.parse().map_err(BenchError::Workload)?,
                     None => SynthesisMode::default(),
@@ -213,7 +218,10 @@ impl Plan {
                     "no --params given: generating parameters for {} (once, this takes a while)",
                     self.workload
                 );
-                ProvingKey::new(&cuzk_pipeline::setup(self.workload)?)?
+                let started = std::time::Instant::now();
+                let params = cuzk_pipeline::setup(self.workload)?;
+                eprintln!("setup: {:.1} s", started.elapsed().as_secs_f64());
+                ProvingKey::new(&params)?
             }
         };
         Ok(Arc::new(key))
@@ -228,9 +236,12 @@ impl Plan {
             "--cached-synthesis: synthesizing {} partitions once",
             self.partitions
         );
+        let shape = ShapeCache::new();
         let partitions = (0..self.partitions)
+            .into_par_iter()
             .map(|j| {
-                synthesize_partition(self.workload, partition_seed(0, self.partitions, j))
+                let seed = partition_seed(0, self.partitions, j);
+                synthesize_with(self.engine.synthesis, &shape, self.workload, seed)
                     .map(Arc::new)
                     .map_err(|source| BenchError::Synthesis {
                         partition: j,
@@ -239,6 +250,56 @@ impl Plan {
             })
             .collect::<Result<_, _>>()?;
         Ok(Some(partitions))
+    }
+}
+
+/// On a CUDA device the first proof uploads the proving key to the device:
+/// prove one partition per device first, unmeasured, so that the figures are
+/// of the steady state. A no-op on the CPU backend.
+pub fn warm_up(
+    plan: &Plan,
+    key: &Arc<ProvingKey>,
+    cached: Option<&[Arc<Partition>]>,
+) -> Result<(), BenchError> {
+    let mut one = plan.clone();
+    (one.requests, one.partitions) = (1, 1);
+    for &device in &plan.engine.devices {
+        let lock = supraseal_c2::GpuLock::with_backend(device, plan.engine.backend)
+            .map_err(|source| BenchError::Device { device, source })?;
+        if lock.backend() == supraseal_c2::Backend::Cpu {
+            continue;
+        }
+        let config = EngineConfig {
+            devices: vec![device],
+            partition_workers: 1,
+            gpu_workers_per_device: 1,
+            ..plan.engine.clone()
+        };
+        eprintln!("warm-up: uploading the proving key to device {device}");
+        measure(&one, config, key, cached.map(|c| &c[..1]))?;
+    }
+    Ok(())
+}
+
+fn describe_backends(backends: &[(u32, supraseal_c2::Backend)]) -> String {
+    let names: Vec<String> = backends.iter().map(|(_, b)| b.to_string()).collect();
+    match names.as_slice() {
+        [one] => one.clone(),
+        [first, rest @ ..] if rest.iter().all(|n| n == first) => {
+            format!("{first} x{}", names.len())
+        }
+        _ => names.join("+"),
+    }
+}
+
+/// Every CUDA device for CUDA (or auto with a device), else the one CPU
+/// "device", 0.
+fn default_devices(backend: BackendChoice) -> Vec<u32> {
+    let gpus = supraseal_c2::cuda_device_count();
+    match backend {
+        BackendChoice::Cpu => vec![0],
+        _ if gpus > 0 => (0..gpus as u32).collect(),
+        _ => vec![0],
     }
 }
 
@@ -252,6 +313,8 @@ pub struct Measurement {
     pub latencies_ns: Vec<u64>,
     /// The engine's records and figures.
     pub metrics: MetricsSnapshot,
+    /// The backend of each device, e.g. `cuda` or `cuda x2`.
+    pub backend: String,
     /// Whether every request proof was self-verified.
     pub verified: bool,
 }
@@ -284,6 +347,7 @@ pub fn measure(
             .map(|p| p.completed_ns - p.submitted_ns)
             .collect(),
         metrics: engine.metrics(),
+        backend: describe_backends(&engine.backends()),
         verified: proofs.iter().all(|p| p.verified),
     })
 }
@@ -341,6 +405,7 @@ pub fn run_bench(args: &BenchArgs, config: &FileConfig) -> Result<(), Box<dyn st
         .unwrap_or(defaults.gpu_workers_per_device);
     let key = plan.proving_key()?;
     let cached = plan.cached_partitions()?;
+    warm_up(&plan, &key, cached.as_deref())?;
     let measurement = measure(&plan, plan.engine.clone(), &key, cached.as_deref())?;
     let report = BenchReport::new(&plan, &measurement);
     print!("{}", report.summary());

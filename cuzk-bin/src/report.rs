@@ -184,7 +184,7 @@ impl BenchReport {
         let latency = cuzk_engine::metrics::median(measurement.latencies_ns.clone());
         Self {
             workload: plan.workload.to_string(),
-            backend: plan.backend.to_owned(),
+            backend: measurement.backend.clone(),
             requests: plan.requests,
             partitions: plan.partitions,
             partition_workers: measurement.config.partition_workers,
@@ -299,7 +299,10 @@ impl std::fmt::Display for StageFigures {
             .collect();
         f.write_str(&parts.join(", "))?;
         if let (Some(w), Some(m)) = (self.witness, self.matrix) {
-            write!(f, " (compiled synthesis: witness {w:.1} ms + matrix products {m:.1} ms)")?;
+            write!(
+                f,
+                " (compiled synthesis: witness {w:.1} ms + matrix products {m:.1} ms)"
+            )?;
         }
         Ok(())
     }

@@ -53,6 +53,9 @@ pub struct ProveArgs {
     /// Where to write the request proof (192 bytes per partition).
     #[arg(long)]
     out: PathBuf,
+    /// Prover backend: auto (CUDA when built in and present), cpu or cuda.
+    #[arg(long, default_value = "auto")]
+    backend: String,
 }
 
 /// Arguments of `cuzk verify`.
@@ -98,7 +101,7 @@ pub fn prove(args: &ProveArgs) -> CliResult {
         return Err("--partitions must be at least 1".into());
     }
     let key = keys::load(&args.params)?;
-    let lock = supraseal_c2::GpuLock::new(0);
+    let lock = supraseal_c2::GpuLock::with_backend(0, args.backend.parse()?)?;
     let started = Instant::now();
     let mut proofs = Vec::with_capacity(args.partitions);
     for j in 0..args.partitions {
@@ -106,12 +109,16 @@ pub fn prove(args: &ProveArgs) -> CliResult {
         let partition = cuzk_pipeline::synthesize_partition(workload, seed)?;
         cuzk_pipeline::check_params(&key.params, &partition)?;
         let proof = cuzk_pipeline::gpu_prove(&partition, &key.srs, &lock)?;
+        let t = &proof.timings;
         eprintln!(
-            "partition {}/{}: synthesis {:.2} s, prove {:.2} s",
+            "partition {}/{}: synthesis {:.3} s, prove {:.3} s (kernel region {:.3} s on {}, SRS {})",
             j + 1,
             args.partitions,
             partition.synth_ns() as f64 * 1e-9,
-            total_prove_ns(&proof.timings) as f64 * 1e-9
+            total_prove_ns(t) as f64 * 1e-9,
+            t.kernel_ns as f64 * 1e-9,
+            lock.backend(),
+            t.residency,
         );
         proofs.push(proof.proof);
     }

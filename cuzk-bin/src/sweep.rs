@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 
-use crate::bench::{measure, write_file, Plan, RunArgs};
+use crate::bench::{measure, warm_up, write_file, Plan, RunArgs};
 use crate::config::FileConfig;
 use crate::report::{BenchReport, Gaps, StageFigures};
 
@@ -21,6 +21,12 @@ pub struct SweepArgs {
     /// GPU workers per device to try [default: 1,2]
     #[arg(long, value_delimiter = ',')]
     pub gpu_workers_list: Option<Vec<usize>>,
+    /// Numbers of devices to try: the first N of the plan's devices [default: all]
+    #[arg(long, value_delimiter = ',')]
+    pub device_counts: Option<Vec<usize>>,
+    /// Draw the last grid point's timeline as SVG
+    #[arg(long, value_name = "FILE.svg")]
+    pub timeline: Option<PathBuf>,
     /// Write one row of figures per grid point as JSON
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -32,6 +38,8 @@ pub struct SweepArgs {
 /// One grid point's figures.
 #[derive(Clone, Debug, Serialize)]
 pub struct SweepRow {
+    /// Devices used.
+    pub devices: usize,
     /// Synthesis threads.
     pub partition_workers: usize,
     /// Prover threads per device.
@@ -55,6 +63,7 @@ impl SweepRow {
             gaps.add(d.gaps);
         }
         Self {
+            devices: report.devices.len(),
             partition_workers: report.partition_workers,
             gpu_workers_per_device: report.gpu_workers_per_device,
             proofs_per_hour: report.proofs_per_hour,
@@ -82,15 +91,39 @@ pub fn run_sweep(args: &SweepArgs, config: &FileConfig) -> Result<(), Box<dyn st
         .unwrap_or(vec![1, 2]);
     let key = plan.proving_key()?;
     let cached = plan.cached_partitions()?;
+    warm_up(&plan, &key, cached.as_deref())?;
+    let all_devices = plan.engine.devices.clone();
+    let counts = args
+        .device_counts
+        .clone()
+        .unwrap_or(vec![all_devices.len()]);
     let mut rows = Vec::new();
-    for &partition_workers in &synth_list {
-        for &gpu_workers_per_device in &gpu_list {
-            let mut engine = plan.engine.clone();
-            engine.partition_workers = partition_workers;
-            engine.gpu_workers_per_device = gpu_workers_per_device;
-            eprintln!("sweep: {partition_workers} partition workers, {gpu_workers_per_device} GPU workers/device");
-            let measurement = measure(&plan, engine, &key, cached.as_deref())?;
-            rows.push(SweepRow::new(&BenchReport::new(&plan, &measurement)));
+    for &count in &counts {
+        if count == 0 || count > all_devices.len() {
+            return Err(format!(
+                "--device-counts: {count} is not between 1 and {}",
+                all_devices.len()
+            )
+            .into());
+        }
+        for &partition_workers in &synth_list {
+            for &gpu_workers_per_device in &gpu_list {
+                let mut engine = plan.engine.clone();
+                engine.devices = all_devices[..count].to_vec();
+                engine.partition_workers = partition_workers;
+                engine.gpu_workers_per_device = gpu_workers_per_device;
+                eprintln!(
+                    "sweep: {count} device(s), {partition_workers} partition workers, {gpu_workers_per_device} GPU workers/device"
+                );
+                let measurement = measure(&plan, engine, &key, cached.as_deref())?;
+                let report = BenchReport::new(&plan, &measurement);
+                rows.push(SweepRow::new(&report));
+                if let Some(path) = &args.timeline {
+                    let title = format!("cuzk sweep: {}", report.title());
+                    let svg = crate::timeline::render(&measurement.metrics, &title);
+                    write_file(path, &svg)?;
+                }
+            }
         }
     }
     print!("{}", table(&plan, &rows));
@@ -116,7 +149,8 @@ fn table(plan: &Plan, rows: &[SweepRow]) -> String {
     );
     let _ = writeln!(
         out,
-        "{:>9} {:>6} {:>12} {:>10} {:>11} {:>18} {:>10} {:>10}",
+        "{:>7} {:>9} {:>6} {:>12} {:>10} {:>11} {:>18} {:>10} {:>10}",
+        "devices",
         "partition",
         "gpu",
         "proofs/hour",
@@ -135,7 +169,8 @@ fn table(plan: &Plan, rows: &[SweepRow]) -> String {
         let ms = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v:.1}"));
         let _ = writeln!(
             out,
-            "{:>9} {:>6} {:>12.1} {:>10.2} {:>11} {:>18} {:>10} {:>10}",
+            "{:>7} {:>9} {:>6} {:>12.1} {:>10.2} {:>11} {:>18} {:>10} {:>10}",
+            row.devices,
             row.partition_workers,
             row.gpu_workers_per_device,
             row.proofs_per_hour,

@@ -4,7 +4,9 @@
 use std::time::Instant;
 
 use clap::Args;
-use cuzk_pipeline::{partition_seed, synthesize_compiled, synthesize_partition, Partition, Workload};
+use cuzk_pipeline::{
+    partition_seed, synthesize_compiled, synthesize_partition, Partition, Workload,
+};
 use rayon::prelude::*;
 
 use crate::single::WorkloadArgs;
@@ -26,9 +28,14 @@ pub struct SynthArgs {
 /// `cuzk synth`.
 pub fn synth(args: &SynthArgs) -> CliResult {
     let workload = Workload::new(&args.workload.workload, args.workload.size)?;
-    let seeds: Vec<u64> = (0..args.partitions).map(|j| partition_seed(0, args.partitions, j)).collect();
+    let seeds: Vec<u64> = (0..args.partitions)
+        .map(|j| partition_seed(0, args.partitions, j))
+        .collect();
     let threads = rayon::current_num_threads();
-    println!("{workload}: {} partitions, {threads} threads", args.partitions);
+    println!(
+        "{workload}: {} partitions, {threads} threads",
+        args.partitions
+    );
 
     let started = Instant::now();
     let shape = bellperson_lite::CompiledShape::compile(workload.shape())?;
@@ -45,7 +52,9 @@ pub fn synth(args: &SynthArgs) -> CliResult {
         median_secs(args.repeat, || f(seeds[0]).map(drop))
     };
     let request = |f: &(dyn Fn(u64) -> Result<Partition, cuzk_pipeline::PipelineError> + Sync)| {
-        median_secs(args.repeat, || seeds.par_iter().try_for_each(|&s| f(s).map(drop)))
+        median_secs(args.repeat, || {
+            seeds.par_iter().try_for_each(|&s| f(s).map(drop))
+        })
     };
     let full = |s| synthesize_partition(workload, s);
     let compiled = |s| synthesize_compiled(&shape, workload, s);
@@ -53,14 +62,23 @@ pub fn synth(args: &SynthArgs) -> CliResult {
     let (full_req, compiled_req) = (request(&full)?, request(&compiled)?);
     let sample = compiled(seeds[0])?;
     let split = sample.compiled.unwrap_or_default();
-    println!("one partition:  full {full_one:.3} s, compiled {compiled_one:.3} s ({:.2}x)", full_one / compiled_one);
+    println!(
+        "one partition:  full {full_one:.3} s, compiled {compiled_one:.3} s ({:.2}x)",
+        full_one / compiled_one
+    );
     println!(
         "  compiled split: witness {:.3} s, matrix products {:.3} s",
         split.witness_ns as f64 * 1e-9,
         split.matrix_ns as f64 * 1e-9
     );
-    println!("whole request:  full {full_req:.3} s, compiled {compiled_req:.3} s ({:.2}x)", full_req / compiled_req);
-    println!("per-partition working set: {:.1} MiB", mib(sample.assignment.heap_bytes()));
+    println!(
+        "whole request:  full {full_req:.3} s, compiled {compiled_req:.3} s ({:.2}x)",
+        full_req / compiled_req
+    );
+    println!(
+        "per-partition working set: {:.1} MiB",
+        mib(sample.assignment.heap_bytes())
+    );
     Ok(())
 }
 

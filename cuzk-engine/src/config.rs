@@ -1,6 +1,7 @@
 //! How an engine is built: worker counts, devices, queue depth.
 
 pub use cuzk_pipeline::SynthesisMode;
+pub use supraseal_c2::BackendChoice;
 
 /// The shape of an [`crate::Engine`]: how many workers of each role, which
 /// devices, how far synthesis may run ahead of the GPU.
@@ -21,6 +22,9 @@ pub struct EngineConfig {
     /// Verify each request proof (one batch verification) before
     /// [`crate::JobHandle::wait`] returns it.
     pub verify: bool,
+    /// Where each device's kernel region runs: `Auto` is CUDA when built in
+    /// and the device exists, else the CPU.
+    pub backend: BackendChoice,
     /// How partitions are synthesized. The default, compiled, compiles each
     /// workload's shape on first use and then records only witnesses.
     pub synthesis: SynthesisMode,
@@ -39,6 +43,7 @@ impl Default for EngineConfig {
             devices: vec![0],
             queue_depth: None,
             verify: false,
+            backend: BackendChoice::Auto,
             synthesis: SynthesisMode::default(),
             fault: None,
         }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use cuzk_pipeline::{Partition, ShapeCache};
-use supraseal_c2::{GpuLock, LockStats};
+use supraseal_c2::{Backend, GpuLock, LockStats};
 
 use crate::job::{Job, JobHandle};
 use crate::metrics::{GpuWorkerId, MetricsSnapshot, Recorder};
@@ -65,10 +65,18 @@ impl Engine {
     pub fn new(config: EngineConfig) -> Result<Self, EngineError> {
         config.validate()?;
         let gpu_workers = gpu_worker_ids(&config);
+        let locks = config
+            .devices
+            .iter()
+            .map(|&device| {
+                GpuLock::with_backend(device, config.backend)
+                    .map_err(|source| EngineError::Device { device, source })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let shared = Arc::new(Shared {
             synth_queue: WorkQueue::new(usize::MAX),
             gpu_queue: WorkQueue::new(config.effective_queue_depth()),
-            locks: config.devices.iter().map(|&d| GpuLock::new(d)).collect(),
+            locks,
             gpu_workers,
             recorder: Recorder::default(),
             shapes: ShapeCache::new(),
@@ -185,6 +193,19 @@ impl Engine {
     /// Partitions waiting: `(to synthesize, synthesized)`.
     pub fn queued_partitions(&self) -> (usize, usize) {
         (self.shared.synth_queue.len(), self.shared.gpu_queue.len())
+    }
+
+    /// Each device with the backend its kernel region runs on.
+    pub fn backends(&self) -> Vec<(u32, Backend)> {
+        let shared = &self.shared;
+        let backends = shared.locks.iter().map(GpuLock::backend);
+        shared
+            .config
+            .devices
+            .iter()
+            .copied()
+            .zip(backends)
+            .collect()
     }
 
     /// Each device with its lock's own counters.

@@ -22,6 +22,16 @@ pub enum EngineError {
     /// The parameters' points could not be loaded into the prover.
     #[error("could not load the proving key into the prover")]
     Key(#[from] supraseal_c2::Error),
+    /// A device's lock could not be made for the configured backend (an
+    /// explicit CUDA choice on a build or machine without it).
+    #[error("device {device}")]
+    Device {
+        /// The device ordinal.
+        device: u32,
+        /// Why.
+        #[source]
+        source: supraseal_c2::Error,
+    },
     /// A request with no partitions was submitted.
     #[error("a proof request needs at least one partition")]
     EmptyRequest,

@@ -6,8 +6,8 @@
 //! per partition; an engine that runs for months should be rebuilt now and
 //! then, as the bench does per run.
 
-use parking_lot::Mutex;
 use bellperson_lite::SynthesisTimings;
+use parking_lot::Mutex;
 use supraseal_c2::PhaseTimings;
 
 /// Lock gaps shorter than this count as "back to back".
@@ -298,8 +298,18 @@ fn stage_medians(proves: &[ProveSpan], synths: &[SynthSpan]) -> StageMedians {
         |f: fn(&PhaseTimings) -> u64| median(proves.iter().map(|s| f(&s.timings)).collect());
     StageMedians {
         synthesis_ns: median(synths.iter().map(|s| s.ended_ns - s.started_ns).collect()),
-        witness_ns: median(synths.iter().filter_map(|s| Some(s.compiled?.witness_ns)).collect()),
-        matrix_ns: median(synths.iter().filter_map(|s| Some(s.compiled?.matrix_ns)).collect()),
+        witness_ns: median(
+            synths
+                .iter()
+                .filter_map(|s| Some(s.compiled?.witness_ns))
+                .collect(),
+        ),
+        matrix_ns: median(
+            synths
+                .iter()
+                .filter_map(|s| Some(s.compiled?.matrix_ns))
+                .collect(),
+        ),
         preamble_ns: phase(|t| t.preamble_ns),
         lock_wait_ns: phase(|t| t.lock_wait_ns),
         kernel_ns: phase(|t| t.kernel_ns),
@@ -387,6 +397,7 @@ mod tests {
                 epilogue_ns: 7,
                 lock_taken_ns: 100,
                 lock_released_ns: 120,
+                ..PhaseTimings::default()
             },
         };
         assert_eq!(span.preamble_window(), (85, 95));

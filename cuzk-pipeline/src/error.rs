@@ -12,7 +12,9 @@ pub enum PipelineError {
     #[error("synthesis failed")]
     Synthesis(#[from] SynthesisError),
     /// A synthesis mode that is not `full`, `compiled`, `checked[:N]`.
-    #[error("bad synthesis mode '{0}' (expected full, compiled, checked or checked:N with N >= 1)")]
+    #[error(
+        "bad synthesis mode '{0}' (expected full, compiled, checked or checked:N with N >= 1)"
+    )]
     BadSynthesisMode(String),
     /// A workload's shape could not be compiled.
     #[error("cannot compile the shape of {workload}")]

@@ -211,6 +211,9 @@ PhaseTimes prove(const gpu_lock_t& lock, const srs_t& srs, rust::Slice<const Cir
     t.epilogue_ns = out.timings.epilogue_ns;
     t.lock_taken_ns = out.timings.lock_taken_ns;
     t.lock_released_ns = out.timings.lock_released_ns;
+    t.backend = static_cast<uint8_t>(out.timings.backend);
+    t.residency = static_cast<uint8_t>(out.timings.residency);
+    t.srs_upload_ns = out.timings.srs_upload_ns;
     return t;
 }
 

@@ -4,8 +4,19 @@
 
 #include "cuzk/check.hpp"
 #include "cuzk/clock.hpp"
+#include "cuzk/kernel_backend.hpp"
 
 namespace cuzk {
+
+gpu_lock_t::gpu_lock_t(uint32_t device) : gpu_lock_t(device, make_cpu_kernel_backend()) {}
+
+gpu_lock_t::gpu_lock_t(uint32_t device, std::unique_ptr<kernel_backend_t> backend)
+    : device_(device), backend_(std::move(backend))
+{
+    CUZK_REQUIRE(backend_ != nullptr, "gpu_lock_t: no backend");
+}
+
+gpu_lock_t::~gpu_lock_t() = default;
 
 uint64_t gpu_lock_t::lock()
 {

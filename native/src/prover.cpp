@@ -6,9 +6,8 @@
 #include "cuzk/check.hpp"
 #include "cuzk/clock.hpp"
 #include "cuzk/fr.hpp"
-#include "cuzk/gather.hpp"
 #include "cuzk/group.hpp"
-#include "cuzk/msm.hpp"
+#include "cuzk/kernel_backend.hpp"
 #include "cuzk/msm_split.hpp"
 #include "cuzk/quotient.hpp"
 
@@ -18,23 +17,6 @@ namespace {
 
 using g1_t = group_t<blst_p1_affine>;
 using g2_t = group_t<blst_p2_affine>;
-
-// One circuit after the preamble: canonical scalars, and each MSM's terms
-// sorted by scalar. The splits point into `input` and `aux`: never copied.
-struct prepared_t {
-    prepared_t() = default;
-    prepared_t(const prepared_t&) = delete;
-    prepared_t& operator=(const prepared_t&) = delete;
-
-    std::vector<blst_scalar> input, aux;
-    msm_split_t<blst_p1_affine> l, a, b_g1;
-    msm_split_t<blst_p2_affine> b_g2;
-};
-
-// What the kernel region computes for one circuit.
-struct kernel_sums_t {
-    blst_p1 h, l, a, b_g1;
-};
 
 void require_count(size_t index, const char* quantity, size_t expected, size_t got)
 {
@@ -60,46 +42,16 @@ void validate(const circuit_t& c, const srs_t& srs, size_t i)
                   c.b_input.count() + c.b_aux.count());
 }
 
-void prepare(prepared_t& p, const circuit_t& c, const srs_t& srs, thread_pool_t& pool)
+// The preamble's common part: canonical scalars, and the B_G2 terms (the
+// G2 MSM stays on the CPU for every backend).
+void prepare_common(circuit_scalars_t& s, msm_split_t<blst_p2_affine>& b_g2, const circuit_t& c,
+                    const srs_t& srs, thread_pool_t& pool)
 {
-    p.input.resize(c.input.size);
-    p.aux.resize(c.aux.size);
-    fr_to_scalars(p.input.data(), c.input.data, c.input.size, pool);
-    fr_to_scalars(p.aux.data(), c.aux.data, c.aux.size, pool);
-
-    for (size_t j = 0; j < c.aux.size; j++)
-        p.l.add(&srs.l[j], &p.aux[j]);
-
-    size_t k = 0;  // A: every input, then aux with A density
-    for (size_t i = 0; i < c.input.size; i++)
-        p.a.add(&srs.a[k++], &p.input[i]);
-    for (size_t j = 0; j < c.aux.size; j++)
-        if (c.a_aux.get(j))
-            p.a.add(&srs.a[k++], &p.aux[j]);
-
-    k = 0;  // B: inputs with B density, then aux with B density
-    const auto add_b = [&](const blst_scalar* scalar) {
-        p.b_g1.add(&srs.b_g1[k], scalar);
-        p.b_g2.add(&srs.b_g2[k], scalar);
-        k++;
-    };
-    for (size_t i = 0; i < c.input.size; i++)
-        if (c.b_input.get(i))
-            add_b(&p.input[i]);
-    for (size_t j = 0; j < c.aux.size; j++)
-        if (c.b_aux.get(j))
-            add_b(&p.aux[j]);
-}
-
-void kernel_region(kernel_sums_t& out, const circuit_t& c, const prepared_t& p,
-                   const srs_t& srs, thread_pool_t& pool)
-{
-    const std::vector<blst_scalar> h = h_coefficients(c, srs.domain(), pool);
-    msm(out.h, gather_t<blst_p1_affine>::contiguous(srs.h.data(), srs.h.size()),
-        gather_t<blst_scalar>::contiguous(h.data(), h.size()), pool);
-    p.l.evaluate(out.l, pool);
-    p.a.evaluate(out.a, pool);
-    p.b_g1.evaluate(out.b_g1, pool);
+    s.input.resize(c.input.size);
+    s.aux.resize(c.aux.size);
+    fr_to_scalars(s.input.data(), c.input.data, c.input.size, pool);
+    fr_to_scalars(s.aux.data(), c.aux.data, c.aux.size, pool);
+    for_each_b_term(c, s, [&](size_t k, const blst_scalar& x) { b_g2.add(&srs.b_g2[k], &x); });
 }
 
 blst_p1 affine_g1(const blst_p1_affine& a)
@@ -169,20 +121,22 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
         validate(batch[i], srs, i);
 
     // 1. Preamble, lock not held.
-    std::vector<prepared_t> prepared(n);
+    kernel_backend_t& backend = lock.backend();
+    std::vector<circuit_scalars_t> scalars(n);
+    std::vector<msm_split_t<blst_p2_affine>> b_g2_terms(n);
     for (size_t i = 0; i < n; i++)
-        prepare(prepared[i], batch[i], srs, pool);
+        prepare_common(scalars[i], b_g2_terms[i], batch[i], srs, pool);
     std::vector<blst_p2> b_g2(n);
     background_t b_g2_task([&] {
         for (size_t i = 0; i < n; i++)
-            prepared[i].b_g2.evaluate(b_g2[i], pool);
+            b_g2_terms[i].evaluate(b_g2[i], pool);
     });
+    const std::unique_ptr<kernel_batch_t> kernels = backend.prepare(srs, batch, scalars, pool);
 
     // 2. Kernel region, lock held once for the whole batch.
     std::vector<kernel_sums_t> sums(n);
     gpu_lock_guard_t held(lock);
-    for (size_t i = 0; i < n; i++)
-        kernel_region(sums[i], batch[i], prepared[i], srs, pool);
+    kernels->run(sums, pool);
     held.release();
 
     // 3. Epilogue, lock not held.
@@ -198,6 +152,10 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     t.kernel_ns = held.released_ns() - held.taken_ns();
     t.lock_taken_ns = held.taken_ns();
     t.lock_released_ns = held.released_ns();
+    t.backend = backend.kind();
+    const kernel_report_t report = kernels->report();
+    t.residency = report.residency;
+    t.srs_upload_ns = report.srs_upload_ns;
     t.epilogue_ns = monotonic_ns() - held.released_ns();
     return out;
 }

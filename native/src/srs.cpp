@@ -16,4 +16,21 @@ void srs_t::validate() const
                      " points; the domain (h + 1) must be a power of two");
 }
 
+srs_device_state_t& srs_t::device_state(
+    uint32_t device, const std::function<std::unique_ptr<srs_device_state_t>()>& make) const
+{
+    {
+        std::lock_guard<std::mutex> guard(device_mutex_);
+        const auto found = device_states_.find(device);
+        if (found != device_states_.end())
+            return *found->second;
+    }
+    std::unique_ptr<srs_device_state_t> made = make();
+    CUZK_CHECK(made != nullptr, "srs_t::device_state: make() returned nothing");
+    std::lock_guard<std::mutex> guard(device_mutex_);
+    // Only a second lock on the same device could have raced us here; the
+    // first state made stays, ours is dropped.
+    return *device_states_.emplace(device, std::move(made)).first->second;
+}
+
 }  // namespace cuzk

@@ -24,6 +24,11 @@ pub(crate) mod ffi {
         epilogue_ns: u64,
         lock_taken_ns: u64,
         lock_released_ns: u64,
+        /// `cuzk::backend_t`: 0 CPU, 1 CUDA.
+        backend: u8,
+        /// `cuzk::residency_t`: 0 host, 1 device, 2 streamed.
+        residency: u8,
+        srs_upload_ns: u64,
     }
 
     /// A proving key's points as limbs: 12 per G1 point, 24 per G2 point.

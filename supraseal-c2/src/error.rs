@@ -1,5 +1,7 @@
 //! Errors of the native prover, typed.
 
+use crate::backend::CudaUnavailable;
+
 /// What can go wrong in the native layer.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -14,9 +16,81 @@ pub enum Error {
         /// What was given.
         got: usize,
     },
-    /// The native code raised an exception (named by its message).
+    /// The CUDA backend was asked for and cannot be had (never a silent
+    /// fall-back to the CPU).
+    #[error("CUDA backend unavailable: {0}")]
+    CudaUnavailable(#[from] CudaUnavailable),
+    /// A CUDA call failed (out of memory, a failed launch, ...). The lock was
+    /// released and the device stays usable for the next call.
+    #[error("CUDA call `{call}` failed: {detail}")]
+    Cuda {
+        /// The call as written in the native source, e.g. `cudaMalloc(&ptr, bytes)`.
+        call: String,
+        /// The runtime's error name and description, and where it was called.
+        detail: String,
+        /// The exception as it crossed the bridge.
+        source: cxx::Exception,
+    },
+    /// The proving key does not fit the device, not even streamed from host
+    /// memory (the H workspace and two point windows must fit).
+    #[error("device {device} needs {needed} bytes of device memory, {available} available")]
+    DeviceMemory {
+        /// The device ordinal.
+        device: u32,
+        /// Bytes the smallest streaming plan needs.
+        needed: u64,
+        /// Free bytes on the device (or the lock's limit, if lower).
+        available: u64,
+        /// The exception as it crossed the bridge.
+        source: cxx::Exception,
+    },
+    /// Any other native exception (named by its message).
     #[error("native prover: {0}")]
-    Native(#[from] cxx::Exception),
+    Native(#[source] cxx::Exception),
+}
+
+impl From<cxx::Exception> for Error {
+    /// Reads the typed native exceptions back from the message form that
+    /// `native/include/cuzk/bridge_error.hpp` gives them.
+    fn from(e: cxx::Exception) -> Self {
+        if let Some((call, detail)) = parse_cuda(e.what()) {
+            let (call, detail) = (call.to_owned(), detail.to_owned());
+            return Error::Cuda {
+                call,
+                detail,
+                source: e,
+            };
+        }
+        if let Some((device, needed, available)) = parse_device_memory(e.what()) {
+            return Error::DeviceMemory {
+                device,
+                needed,
+                available,
+                source: e,
+            };
+        }
+        Error::Native(e)
+    }
+}
+
+/// "CUDA call `<call>` failed: <detail>" -> (call, detail).
+fn parse_cuda(message: &str) -> Option<(&str, &str)> {
+    message
+        .strip_prefix("CUDA call `")?
+        .split_once("` failed: ")
+}
+
+/// "device memory: device <d> needs <n> bytes of device memory, <m> available".
+fn parse_device_memory(message: &str) -> Option<(u32, u64, u64)> {
+    let rest = message.strip_prefix("device memory: device ")?;
+    let (device, rest) = rest.split_once(" needs ")?;
+    let (needed, rest) = rest.split_once(" bytes of device memory, ")?;
+    let available = rest.strip_suffix(" available")?;
+    Some((
+        device.parse().ok()?,
+        needed.parse().ok()?,
+        available.parse().ok()?,
+    ))
 }
 
 impl Error {
@@ -35,5 +109,32 @@ impl Error {
                 got,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_cuda, parse_device_memory};
+
+    #[test]
+    fn reads_the_bridge_forms() {
+        assert_eq!(
+            parse_cuda(
+                "CUDA call `cudaMalloc(&ptr, bytes)` failed: cudaErrorMemoryAllocation: \
+                 out of memory (at device.cu:130)"
+            ),
+            Some((
+                "cudaMalloc(&ptr, bytes)",
+                "cudaErrorMemoryAllocation: out of memory (at device.cu:130)"
+            ))
+        );
+        assert_eq!(parse_cuda("prove: circuit 0: bad"), None);
+        assert_eq!(
+            parse_device_memory(
+                "device memory: device 1 needs 4096 bytes of device memory, 1024 available"
+            ),
+            Some((1, 4096, 1024))
+        );
+        assert_eq!(parse_device_memory("device memory: device x"), None);
     }
 }

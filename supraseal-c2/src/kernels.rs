@@ -1,4 +1,8 @@
 //! The native kernels on their own, for tests and benchmarks.
+//!
+//! The plain functions run on the CPU. The `_on` functions run on a lock's
+//! backend (its CUDA device, or the CPU), holding the lock; on the CUDA
+//! backend the points are uploaded for the call, not kept.
 
 use std::slice;
 
@@ -7,7 +11,7 @@ use group::Group;
 
 use crate::bridge::ffi;
 use crate::raw::{limbs, limbs_mut};
-use crate::Error;
+use crate::{cuda, Backend, Error, GpuLock};
 
 /// `sum(scalars[i] * points[i])` in G1, multi-threaded Pippenger.
 pub fn msm_g1(points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective, Error> {
@@ -64,6 +68,73 @@ pub fn ntt(values: &mut [Scalar], inverse: bool) -> Result<(), Error> {
 pub fn coset_ntt(values: &mut [Scalar], inverse: bool) -> Result<(), Error> {
     check_power_of_two(values.len())?;
     ffi::ntt(limbs_mut(values), inverse, true)?;
+    Ok(())
+}
+
+/// [`msm_g1`] on `lock`'s backend.
+pub fn msm_g1_on(
+    lock: &GpuLock,
+    points: &[G1Affine],
+    scalars: &[Scalar],
+) -> Result<G1Projective, Error> {
+    if lock.backend() == Backend::Cpu {
+        let _held = lock.lock();
+        return msm_g1(points, scalars);
+    }
+    Error::check_shape("MSM scalars vs points", points.len(), scalars.len())?;
+    let mut out = G1Projective::identity();
+    let _held = lock.lock();
+    cuda::msm_g1(
+        lock.native(),
+        limbs(points),
+        limbs(scalars),
+        limbs_mut(slice::from_mut(&mut out)),
+    )?;
+    Ok(out)
+}
+
+/// [`batch_add_g1`] on `lock`'s backend.
+pub fn batch_add_g1_on(
+    lock: &GpuLock,
+    points: &[G1Affine],
+    indices: &[usize],
+) -> Result<G1Projective, Error> {
+    let _held = lock.lock();
+    if lock.backend() == Backend::Cpu {
+        return batch_add_g1(points, indices);
+    }
+    let mut out = G1Projective::identity();
+    cuda::batch_add_g1(
+        lock.native(),
+        limbs(points),
+        indices,
+        limbs_mut(slice::from_mut(&mut out)),
+    )?;
+    Ok(out)
+}
+
+/// [`ntt`] on `lock`'s backend.
+pub fn ntt_on(lock: &GpuLock, values: &mut [Scalar], inverse: bool) -> Result<(), Error> {
+    transform_on(lock, values, inverse, false)
+}
+
+/// [`coset_ntt`] on `lock`'s backend.
+pub fn coset_ntt_on(lock: &GpuLock, values: &mut [Scalar], inverse: bool) -> Result<(), Error> {
+    transform_on(lock, values, inverse, true)
+}
+
+fn transform_on(
+    lock: &GpuLock,
+    values: &mut [Scalar],
+    inverse: bool,
+    coset: bool,
+) -> Result<(), Error> {
+    check_power_of_two(values.len())?;
+    let _held = lock.lock();
+    match lock.backend() {
+        Backend::Cpu => ffi::ntt(limbs_mut(values), inverse, coset)?,
+        Backend::Cuda => cuda::ntt(lock.native(), limbs_mut(values), inverse, coset)?,
+    }
     Ok(())
 }
 

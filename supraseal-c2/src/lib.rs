@@ -4,7 +4,10 @@
 //! exposes four things to the layers above:
 //!
 //! - [`GpuLock`]: the per-device mutex that guards the kernel region, with
-//!   counters of acquisitions, wait time and hold time;
+//!   counters of acquisitions, wait time and hold time, and the [`Backend`]
+//!   that runs the kernel region under it: the CPU, or (with the `cuda`
+//!   feature) the lock's CUDA device, chosen at run time
+//!   ([`GpuLock::with_backend`]);
 //! - [`Srs`]: the proving key's point vectors, held by native code;
 //! - [`prove`]: the three-phase Groth16 prover (preamble outside the lock,
 //!   kernel region under it, epilogue outside it) over a batch of
@@ -12,21 +15,25 @@
 //! - [`kernels`]: the native MSM and NTT, for tests and benchmarks.
 //!
 //! ```no_run
-//! use supraseal_c2::{GpuLock, monotonic_ns};
-//! let lock = GpuLock::new(0);
+//! use supraseal_c2::{monotonic_ns, BackendChoice, GpuLock};
+//! // CUDA when built with it and device 0 exists, else the CPU.
+//! let lock = GpuLock::with_backend(0, BackendChoice::Auto)?;
 //! let before = monotonic_ns();
 //! {
 //!     let _held = lock.lock();
 //! }
 //! assert_eq!(lock.stats().acquisitions, 1);
 //! assert!(monotonic_ns() >= before);
+//! # Ok::<(), supraseal_c2::Error>(())
 //! ```
 
 #![deny(missing_docs)]
 
 mod assignment;
+mod backend;
 mod bridge;
 mod clock;
+mod cuda;
 mod error;
 pub mod kernels;
 mod lock;
@@ -35,6 +42,9 @@ mod raw;
 mod srs;
 
 pub use assignment::{Assignment, Density};
+pub use backend::{
+    cuda_device_count, Backend, BackendChoice, CudaUnavailable, ParseBackendError, Residency,
+};
 pub use clock::monotonic_ns;
 pub use error::Error;
 pub use lock::{GpuLock, GpuLockGuard, LockStats};

@@ -6,7 +6,9 @@ use std::sync::MutexGuard;
 
 use cxx::UniquePtr;
 
+use crate::backend::{Backend, BackendChoice};
 use crate::bridge::ffi;
+use crate::{cuda, Error};
 
 /// Counters kept by a [`GpuLock`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,14 +21,22 @@ pub struct LockStats {
     pub hold_ns: u64,
 }
 
-/// The mutex around one device's kernel region, owned by native code.
+/// The mutex around one device's kernel region, owned by native code, and
+/// the backend that runs the kernel region under it.
+///
+/// Make one per device and share it by reference among that device's
+/// workers: the CUDA backend relies on this lock being the only one that
+/// guards its device.
 pub struct GpuLock {
     native: UniquePtr<ffi::NativeGpuLock>,
+    backend: Backend,
 }
 
-// SAFETY: the native gpu_lock_t is a std::mutex plus atomic counters; every
-// bridge function reached through `&GpuLock` is safe to call from any thread
-// concurrently, and the UniquePtr keeps the object at one address until drop.
+// SAFETY: the native gpu_lock_t is a std::mutex plus atomic counters and a
+// backend whose lock-free members (settings) are atomics; every bridge
+// function reached through `&GpuLock` is safe to call from any thread
+// concurrently (those that touch the device are called with the lock held),
+// and the UniquePtr keeps the object at one address until drop.
 unsafe impl Send for GpuLock {}
 // SAFETY: as for Send: shared use from many threads is what it is for.
 unsafe impl Sync for GpuLock {}
@@ -48,19 +58,86 @@ pub struct GpuLockGuard<'a> {
 }
 
 impl GpuLock {
-    /// A new lock for device `device`.
+    /// A new lock for device `device`, with the CPU backend.
     ///
     /// # Panics
     ///
     /// If the native allocation fails.
     pub fn new(device: u32) -> Self {
         let native = ffi::new_gpu_lock(device).unwrap_or_else(|e| panic!("GpuLock::new: {e}"));
-        Self { native }
+        Self {
+            native,
+            backend: Backend::Cpu,
+        }
+    }
+
+    /// A new lock for device `device` with the backend `choice` resolves to:
+    /// [`BackendChoice::Auto`] takes CUDA when this build has it and device
+    /// `device` exists (else the CPU, logged); [`BackendChoice::Cuda`] fails
+    /// with [`Error::CudaUnavailable`] saying why it cannot (built without the
+    /// `cuda` feature, no device, ordinal out of range), or with
+    /// [`Error::Cuda`] when the device is unusable.
+    pub fn with_backend(device: u32, choice: BackendChoice) -> Result<GpuLock, Error> {
+        let cuda = |device| {
+            Ok(Self {
+                native: cuda::new_lock(device)?,
+                backend: Backend::Cuda,
+            })
+        };
+        match choice {
+            BackendChoice::Cpu => Ok(Self::new(device)),
+            BackendChoice::Cuda => cuda(device),
+            BackendChoice::Auto => cuda(device).or_else(|e: Error| {
+                log::info!("device {device}: kernel region on the CPU ({e})");
+                Ok(Self::new(device))
+            }),
+        }
     }
 
     /// The device this lock guards.
     pub fn device(&self) -> u32 {
         ffi::lock_device(&self.native)
+    }
+
+    /// Where this lock's kernel region runs.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Caps the device memory the CUDA backend plans with on this device
+    /// (`None`: whatever is free). A key that does not fit under the cap is
+    /// streamed from pinned host memory; one that cannot even be streamed
+    /// fails with [`Error::DeviceMemory`]. Applies to keys first used on
+    /// this device after the call. No effect on the CPU backend.
+    pub fn set_device_memory_limit(&self, bytes: Option<u64>) -> Result<(), Error> {
+        match self.backend {
+            Backend::Cpu => Ok(()),
+            Backend::Cuda => cuda::set_memory_limit(&self.native, bytes.unwrap_or(0)),
+        }
+    }
+
+    /// Streams keys from pinned host memory even when they would fit in
+    /// device memory (leaving the memory to others). Applies to keys first
+    /// used on this device after the call. No effect on the CPU backend.
+    pub fn set_stream_srs(&self, on: bool) -> Result<(), Error> {
+        match self.backend {
+            Backend::Cpu => Ok(()),
+            Backend::Cuda => cuda::set_stream_srs(&self.native, on),
+        }
+    }
+
+    /// Allocates `bytes` of device memory on this lock's device and frees it
+    /// again, holding the lock: whether the device can take that much now.
+    /// Fails with [`Error::Cuda`] (naming `cudaMalloc`) when it cannot; the
+    /// device stays usable. Always `Ok` on the CPU backend.
+    pub fn probe_device_memory(&self, bytes: u64) -> Result<(), Error> {
+        match self.backend {
+            Backend::Cpu => Ok(()),
+            Backend::Cuda => {
+                let _held = self.lock();
+                cuda::probe_alloc(&self.native, bytes)
+            }
+        }
     }
 
     /// The counters so far.
@@ -107,6 +184,7 @@ impl fmt::Debug for GpuLock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GpuLock")
             .field("device", &self.device())
+            .field("backend", &self.backend)
             .field("stats", &self.stats())
             .finish()
     }

@@ -3,6 +3,7 @@
 use blstrs::{G1Affine, G2Affine, Scalar};
 use group::prime::PrimeCurveAffine;
 
+use crate::backend::{Backend, Residency};
 use crate::bridge::ffi;
 use crate::raw::{limbs, limbs_mut};
 use crate::srs::SrsShape;
@@ -19,10 +20,13 @@ pub struct RawProof {
     pub c: G1Affine,
 }
 
-/// Where one `prove` call spent its time; instants on [`crate::monotonic_ns`].
+/// Where one `prove` call spent its time, and where its kernel region ran;
+/// instants on [`crate::monotonic_ns`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PhaseTimings {
-    /// Preamble (lock not held): scalar preparation, B_G2 MSM start.
+    /// Preamble (lock not held): scalar preparation, B_G2 MSM start, the
+    /// backend's preparation (CUDA: bitmaps, tails and a, b, c in pinned
+    /// staging).
     pub preamble_ns: u64,
     /// Waiting for the lock.
     pub lock_wait_ns: u64,
@@ -34,6 +38,13 @@ pub struct PhaseTimings {
     pub lock_taken_ns: u64,
     /// When the lock was released.
     pub lock_released_ns: u64,
+    /// The lock's backend.
+    pub backend: Backend,
+    /// Where the kernel region read the key's G1 points from.
+    pub residency: Residency,
+    /// Setting the key up on the device in this call (its first use there:
+    /// upload, or pinning for streaming); part of `kernel_ns`. 0 otherwise.
+    pub srs_upload_ns: u64,
 }
 
 /// Proofs of a batch, with where the time went.
@@ -46,11 +57,14 @@ pub struct ProveOutput {
 }
 
 /// Proves a batch of circuits that share `srs`, with blinding `r[i]`, `s[i]`
-/// for circuit `i`. The lock is held only in the kernel region.
+/// for circuit `i`. The lock is held only in the kernel region, which runs
+/// on the lock's backend (and device); B_G2 is always on the CPU.
 ///
 /// Shapes are checked first: a batch that does not fit `srs` (or `r`, `s`
 /// of the wrong length) fails with [`Error::Shape`] naming the quantity,
-/// before any work. Native failures come back as [`Error::Native`].
+/// before any work. Native failures come back typed ([`Error::Cuda`],
+/// [`Error::DeviceMemory`]) or as [`Error::Native`]; the lock is released on
+/// every path.
 pub fn prove(
     lock: &GpuLock,
     srs: &Srs,
@@ -91,7 +105,30 @@ pub fn prove(
         epilogue_ns: t.epilogue_ns,
         lock_taken_ns: t.lock_taken_ns,
         lock_released_ns: t.lock_released_ns,
+        backend: Backend::from_native(t.backend),
+        residency: Residency::from_native(t.residency),
+        srs_upload_ns: t.srs_upload_ns,
     };
+    if timings.srs_upload_ns > 0 {
+        log::info!(
+            "device {}: proving key set up for the {} backend, {} ({:.3} s)",
+            lock.device(),
+            timings.backend,
+            match timings.residency {
+                Residency::Streamed => "streamed from pinned host memory",
+                _ => "resident in device memory",
+            },
+            timings.srs_upload_ns as f64 * 1e-9
+        );
+    }
+    log::debug!(
+        "device {}: {} circuit(s) on {} ({}), kernel region {:.3} ms",
+        lock.device(),
+        n,
+        timings.backend,
+        timings.residency,
+        timings.kernel_ns as f64 * 1e-6
+    );
     Ok(ProveOutput { proofs, timings })
 }
 

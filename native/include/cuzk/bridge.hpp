@@ -8,8 +8,10 @@
 
 #include "rust/cxx.h"
 
+#include "cuzk/bridge_error.hpp"
 #include "cuzk/clock.hpp"
 #include "cuzk/gpu_lock.hpp"
+#include "cuzk/kernel_backend.hpp"
 #include "cuzk/srs.hpp"
 
 namespace cuzk::ffi {

@@ -3,10 +3,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 namespace cuzk {
+
+class kernel_backend_t;
 
 // What a gpu_lock_t has counted so far.
 struct gpu_lock_stats_t {
@@ -15,15 +18,21 @@ struct gpu_lock_stats_t {
     uint64_t hold_ns;
 };
 
-// One device's lock. Not re-entrant: taking it on the thread that holds it
-// throws instead of deadlocking. Released only by the thread that took it.
+// One device's lock, and the backend that runs the kernel region under it
+// (kernel_backend.hpp). Not re-entrant: taking it on the thread that holds
+// it throws instead of deadlocking. Released only by the thread that took it.
 class gpu_lock_t {
 public:
-    explicit gpu_lock_t(uint32_t device) noexcept : device_(device) {}
+    // With the CPU backend.
+    explicit gpu_lock_t(uint32_t device);
+    gpu_lock_t(uint32_t device, std::unique_ptr<kernel_backend_t> backend);
+    ~gpu_lock_t();
     gpu_lock_t(const gpu_lock_t&) = delete;
     gpu_lock_t& operator=(const gpu_lock_t&) = delete;
 
     uint32_t device() const noexcept { return device_; }
+    // Thread-safe itself; the device work it does needs the lock held.
+    kernel_backend_t& backend() const noexcept { return *backend_; }
 
     // Blocks until taken; returns the instant it was taken (monotonic_ns).
     uint64_t lock();
@@ -39,6 +48,7 @@ private:
 
     std::mutex mutex_;
     const uint32_t device_;
+    const std::unique_ptr<kernel_backend_t> backend_;
     std::atomic<std::thread::id> owner_{};
     uint64_t taken_ns_ = 0;  // written and read only while mutex_ is held
     std::atomic<uint64_t> acquisitions_{0};

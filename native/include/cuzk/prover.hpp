@@ -8,6 +8,7 @@
 
 #include "cuzk/circuit.hpp"
 #include "cuzk/gpu_lock.hpp"
+#include "cuzk/kernel_backend.hpp"
 #include "cuzk/span.hpp"
 #include "cuzk/srs.hpp"
 #include "cuzk/thread_pool.hpp"
@@ -28,6 +29,9 @@ struct prove_timings_t {
     uint64_t epilogue_ns = 0;
     uint64_t lock_taken_ns = 0;
     uint64_t lock_released_ns = 0;
+    backend_t backend = backend_t::cpu;        // the lock's backend
+    residency_t residency = residency_t::host;  // where the SRS points were read from
+    uint64_t srs_upload_ns = 0;  // SRS set-up on the device in this call (first use), in kernel_ns
 };
 
 struct prove_output_t {
@@ -36,9 +40,12 @@ struct prove_output_t {
 };
 
 // Proves every circuit of `batch` with blinding r[i], s[i] (Montgomery form).
-//  1. preamble, lock not held: validate, convert scalars, sort each MSM's
-//     terms (0 / 1 / other), start the B_G2 MSMs on a background thread;
-//  2. kernel region, `lock` held once for the whole batch: H, L, A, B_G1;
+//  1. preamble, lock not held: validate, convert scalars, start the B_G2
+//     MSMs on a background thread (always on the CPU), and let the lock's
+//     backend prepare the kernel region (sort each MSM's terms into
+//     0 / 1 / other; the CUDA backend also fills pinned staging);
+//  2. kernel region, `lock` held once for the whole batch: H, L, A, B_G1 on
+//     the lock's backend;
 //  3. epilogue, lock not held: join B_G2, assemble the proofs.
 // Throws std::invalid_argument for inputs that do not fit the SRS; the lock
 // is released and the background thread joined on every path.

@@ -1,11 +1,23 @@
 // The proving key's points, copied into native memory.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include <blst.h>
 
 namespace cuzk {
+
+// What a backend keeps with a key on one device (the CUDA backend: the
+// points in device memory, the H workspace). Destroyed with the key.
+class srs_device_state_t {
+public:
+    virtual ~srs_device_state_t() = default;
+};
 
 // Groth16 proving-key points in bellperson's compacted form: `a`, `b_g1` and
 // `b_g2` hold only the points of variables with density.
@@ -27,6 +39,17 @@ struct srs_t {
     // Throws std::invalid_argument unless b_g1 and b_g2 match and the
     // domain is a power of two.
     void validate() const;
+
+    // The state kept for `device`, made by make() on first use (not under
+    // this key's own mutex: make() may take long). Call with that device's
+    // gpu_lock_t held; the points above must not change afterwards.
+    srs_device_state_t& device_state(
+        uint32_t device, const std::function<std::unique_ptr<srs_device_state_t>()>& make) const;
+
+private:
+    mutable std::mutex device_mutex_;  // guards the map, not the states
+    // Declared after the points, so destroyed before them.
+    mutable std::map<uint32_t, std::unique_ptr<srs_device_state_t>> device_states_;
 };
 
 }  // namespace cuzk

@@ -1,0 +1,139 @@
+// cuda_backend_t: the lock's CUDA backend, its staging pool, and the batch
+// it prepares (preamble) and runs (kernel region).
+#include "backend.hpp"
+
+#include <string>
+
+#include "cuzk/check.hpp"
+#include "cuzk/clock.hpp"
+
+namespace cuzk {
+
+// ---------------------------------------------------------------- staging
+
+char* pinned_arena_t::ensure(size_t bytes)
+{
+    if (bytes > buffer_.bytes()) {
+        // On this thread, CUDA calls go to the arena's device (pinning on
+        // another would start a context there).
+        cuda_select_device(device_);
+        buffer_ = cuda_pinned_buffer_t();  // free first: pinned memory is precious
+        // Room to grow by an eighth, so that slowly rising sizes do not
+        // re-pin on every batch.
+        buffer_ = cuda_pinned_buffer_t(bytes + bytes / 8);
+    }
+    return buffer_.as<char>();
+}
+
+std::unique_ptr<staging_pool_t::lease_t> staging_pool_t::take()
+{
+    std::unique_ptr<pinned_arena_t> arena;
+    {
+        std::lock_guard<std::mutex> guard(mutex_);
+        if (!free_.empty()) {
+            arena = std::move(free_.back());
+            free_.pop_back();
+        }
+    }
+    if (!arena)
+        arena = std::make_unique<pinned_arena_t>(device_);
+    return std::make_unique<lease_t>(*this, std::move(arena));
+}
+
+void staging_pool_t::give_back(std::unique_ptr<pinned_arena_t> arena) noexcept
+{
+    try {
+        std::lock_guard<std::mutex> guard(mutex_);
+        free_.push_back(std::move(arena));
+    } catch (...) {
+        // Out of memory for the list: the arena is freed instead.
+    }
+}
+
+// ------------------------------------------------------------------ batch
+
+namespace {
+
+class cuda_batch_t final : public kernel_batch_t {
+public:
+    cuda_batch_t(cuda_backend_t& backend, const srs_t& srs,
+                 const std::vector<circuit_t>& circuits,
+                 const std::vector<circuit_scalars_t>& scalars, thread_pool_t& pool)
+        : backend_(backend), srs_(srs), staging_(backend.staging().take())
+    {
+        plan_batch(plans_, staging_->arena(), srs, circuits, scalars, pool);
+    }
+
+    void run(std::vector<kernel_sums_t>& sums, thread_pool_t&) override
+    {
+        const std::shared_ptr<cuda_device_t>& context = backend_.context();
+        try {
+            const auto& state = static_cast<const cuda_srs_state_t&>(
+                srs_.device_state(backend_.device(), [&] { return make_state(context); }));
+            report_.residency = state.residency();
+            for (size_t i = 0; i < plans_.size(); i++)
+                run_circuit(sums[i], state, plans_[i]);
+        } catch (...) {
+            // Leave the device idle for the next caller, then report.
+            try {
+                context->synchronize();
+            } catch (...) {
+            }
+            throw;
+        }
+    }
+
+    kernel_report_t report() const override { return report_; }
+
+private:
+    std::unique_ptr<srs_device_state_t> make_state(const std::shared_ptr<cuda_device_t>& context)
+    {
+        const uint64_t started = monotonic_ns();
+        auto state = std::make_unique<cuda_srs_state_t>(context, srs_, backend_.memory_limit(),
+                                                        backend_.stream_srs());
+        report_.srs_upload_ns = monotonic_ns() - started;
+        return state;
+    }
+
+    cuda_backend_t& backend_;
+    const srs_t& srs_;
+    std::unique_ptr<staging_pool_t::lease_t> staging_;  // before plans_: they point into it
+    std::vector<circuit_plan_t> plans_;
+    kernel_report_t report_{residency_t::device, 0};
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------- backend
+
+cuda_backend_t::cuda_backend_t(uint32_t device)
+    : device_(device), staging_(static_cast<int>(device))
+{
+    const int count = cuda_device_count();
+    CUZK_REQUIRE(static_cast<int64_t>(device) < count,
+                 "cuda backend: device " + std::to_string(device) + " out of range (" +
+                     std::to_string(count) + " devices)");
+    // Throws cuda_error_t for a device sppark cannot use.
+    const cuda_device_info_t info = cuda_device_info(static_cast<int>(device));
+    if (info.major < 7 || !info.cooperative_launch)
+        throw cuda_error_t(101 /* cudaErrorInvalidDevice */, "cuda_backend_t(device)", __FILE__,
+                           __LINE__,
+                           "device " + std::to_string(device) + " (" + info.name +
+                               ") needs compute capability 7.0 or newer and cooperative launch");
+}
+
+const std::shared_ptr<cuda_device_t>& cuda_backend_t::context()
+{
+    if (!context_)
+        context_ = std::make_shared<cuda_device_t>(static_cast<int>(device_));
+    return context_;
+}
+
+std::unique_ptr<kernel_batch_t> cuda_backend_t::prepare(
+    const srs_t& srs, const std::vector<circuit_t>& circuits,
+    const std::vector<circuit_scalars_t>& scalars, thread_pool_t& pool)
+{
+    return std::make_unique<cuda_batch_t>(*this, srs, circuits, scalars, pool);
+}
+
+}  // namespace cuzk

@@ -1,0 +1,219 @@
+// The CUDA backend of the kernel region (supraseal-c2's `cuda` feature):
+// plain C++ over the CUDA API of native/include/cuzk/cuda/. See docs/cuda.md,
+// "Phase 2".
+//
+// Ownership:
+//   gpu_lock_t  owns a cuda_backend_t: the device ordinal, its context
+//               (cuda_device_t, made on first use under the lock), the
+//               settings, and the pinned staging pool the preambles fill;
+//   srs_t       owns, per device, a cuda_srs_state_t (srs_t::device_state):
+//               the key's G1 points on the device (or the windows they are
+//               streamed through) and the H workspace. It shares the
+//               context, so it may outlive the lock.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <blst.h>
+
+#include "cuzk/cuda/cuda.hpp"
+#include "cuzk/kernel_backend.hpp"
+
+namespace cuzk {
+
+// Pinned host memory that grows (contents lost) when asked for more.
+class pinned_arena_t {
+public:
+    explicit pinned_arena_t(int device) : device_(device) {}
+    // At least `bytes` (the old contents are lost when it grows).
+    char* ensure(size_t bytes);
+    size_t capacity() const noexcept { return buffer_.bytes(); }
+
+private:
+    int device_;
+    cuda_pinned_buffer_t buffer_;
+};
+
+// The pinned arenas of one device's preambles: a preamble takes one for its
+// batch and gives it back when the batch is done, so two workers' preambles
+// and the kernel region never share one.
+class staging_pool_t {
+public:
+    explicit staging_pool_t(int device) : device_(device) {}
+
+    class lease_t {
+    public:
+        lease_t(staging_pool_t& pool, std::unique_ptr<pinned_arena_t> arena)
+            : pool_(pool), arena_(std::move(arena))
+        {}
+        ~lease_t() { pool_.give_back(std::move(arena_)); }
+        lease_t(const lease_t&) = delete;
+        lease_t& operator=(const lease_t&) = delete;
+        pinned_arena_t& arena() noexcept { return *arena_; }
+
+    private:
+        staging_pool_t& pool_;
+        std::unique_ptr<pinned_arena_t> arena_;
+    };
+
+    std::unique_ptr<lease_t> take();
+
+private:
+    void give_back(std::unique_ptr<pinned_arena_t> arena) noexcept;
+
+    int device_;
+    std::mutex mutex_;  // guards free_
+    std::vector<std::unique_ptr<pinned_arena_t>> free_;
+};
+
+// One MSM's terms for the GPU, in the point set's order: the points whose
+// scalar is 1 as a bitmap (batch addition), the rest whose scalar is not 0
+// (the tail) as ascending indices with their canonical scalars, contiguous
+// in pinned staging (a gathered MSM).
+struct msm_plan_t {
+    size_t points = 0;            // the point set's length, the bitmap's bits
+    std::vector<uint64_t> ones;   // (points + 63) / 64 words
+    size_t tail = 0;
+    uint32_t* tail_index = nullptr;      // pinned, ascending
+    blst_scalar* tail_scalar = nullptr;  // pinned
+};
+
+// What the kernel region needs for one circuit, made by the preamble.
+struct circuit_plan_t {
+    const blst_fr* abc[3] = {nullptr, nullptr, nullptr};  // a, b, c in pinned staging
+    size_t constraints = 0;
+    msm_plan_t l, a, b_g1;
+};
+
+// A lock's CUDA backend.
+class cuda_backend_t final : public kernel_backend_t {
+public:
+    // Throws cuda_error_t when `device` is not a usable CUDA device.
+    explicit cuda_backend_t(uint32_t device);
+
+    backend_t kind() const noexcept override { return backend_t::cuda; }
+    std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
+                                            const std::vector<circuit_t>& circuits,
+                                            const std::vector<circuit_scalars_t>& scalars,
+                                            thread_pool_t& pool) override;
+
+    uint32_t device() const noexcept { return device_; }
+
+    // Lock held: the device's context, made on first use.
+    const std::shared_ptr<cuda_device_t>& context();
+
+    // Settings, read when a key is first set up on this device.
+    void set_memory_limit(uint64_t bytes) noexcept { memory_limit_ = bytes; }
+    uint64_t memory_limit() const noexcept { return memory_limit_; }
+    void set_stream_srs(bool on) noexcept { stream_srs_ = on; }
+    bool stream_srs() const noexcept { return stream_srs_; }
+
+    staging_pool_t& staging() noexcept { return staging_; }
+
+private:
+    const uint32_t device_;
+    std::shared_ptr<cuda_device_t> context_;  // made and used under the lock
+    std::atomic<uint64_t> memory_limit_{0};    // 0: none
+    std::atomic<bool> stream_srs_{false};
+    staging_pool_t staging_;
+};
+
+// One of the key's G1 point sets as the kernels see it: resident in device
+// memory, or streamed from (pinned) host memory through two device windows.
+class srs_points_t {
+public:
+    // Resident: uploads the points.
+    srs_points_t(cuda_device_t& device, const std::vector<blst_p1_affine>& host);
+    // Streamed through `windows` (two point buffers of equal size, a
+    // multiple of 1024 points).
+    srs_points_t(const std::vector<blst_p1_affine>& host, cuda_points_t* windows[2]);
+
+    size_t size() const noexcept { return host_.size(); }
+
+    // Calls fn(points, offset, count) for consecutive ranges covering
+    // [0, size()), `points` holding points [offset, offset + count) from its
+    // index 0: once with everything when resident, window by window (the
+    // next window's upload overlapping fn on this one) when streamed.
+    // fn must have finished with the points when it returns.
+    template <class F>
+    void for_each_window(F&& fn) const;
+
+private:
+    const std::vector<blst_p1_affine>& host_;
+    std::unique_ptr<cuda_points_t> resident_;
+    cuda_points_t* windows_[2] = {nullptr, nullptr};
+};
+
+// The key on one device: its points and the H workspace. Made under the
+// device's lock on the key's first use there; owned by the srs_t.
+class cuda_srs_state_t final : public srs_device_state_t {
+public:
+    // Decides the residency (docs/cuda.md), then uploads the points or pins
+    // them for streaming. Throws device_memory_error_t when not even the
+    // streaming plan fits.
+    cuda_srs_state_t(std::shared_ptr<cuda_device_t> context, const srs_t& srs,
+                     uint64_t memory_limit, bool force_stream);
+    ~cuda_srs_state_t() override;
+
+    residency_t residency() const noexcept { return residency_; }
+    cuda_device_t& context() const noexcept { return *context_; }
+    // Null when the domain is 1 (no H terms).
+    cuda_h_poly_t* h_poly() const noexcept { return h_poly_.get(); }
+    const srs_points_t& h() const { return *sets_[0]; }
+    const srs_points_t& l() const { return *sets_[1]; }
+    const srs_points_t& a() const { return *sets_[2]; }
+    const srs_points_t& b_g1() const { return *sets_[3]; }
+
+private:
+    void make_resident(const srs_t& srs);
+    void make_streamed(const srs_t& srs, size_t window);
+
+    // Declared first: destroyed last, after everything made on it.
+    std::shared_ptr<cuda_device_t> context_;
+    residency_t residency_ = residency_t::device;
+    std::vector<std::unique_ptr<cuda_host_registration_t>> pinned_;
+    std::unique_ptr<cuda_points_t> windows_[2];
+    std::unique_ptr<srs_points_t> sets_[4];  // h, l, a, b_g1
+    std::unique_ptr<cuda_h_poly_t> h_poly_;
+};
+
+// Preamble work (lock not held): the plans of one batch, in pinned staging.
+void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena, const srs_t& srs,
+                const std::vector<circuit_t>& circuits,
+                const std::vector<circuit_scalars_t>& scalars, thread_pool_t& pool);
+
+// Kernel region (lock held): one circuit's sums.
+void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circuit_plan_t& plan);
+
+template <class F>
+void srs_points_t::for_each_window(F&& fn) const
+{
+    const size_t n = size();
+    if (n == 0)
+        return;
+    if (resident_) {
+        fn(*resident_, size_t(0), n);
+        return;
+    }
+    const size_t window = windows_[0]->size();
+    const size_t count = (n + window - 1) / window;
+    const auto span = [&](size_t k) { return std::min(window, n - k * window); };
+    windows_[0]->upload_async(host_.data(), span(0), 0);
+    for (size_t k = 0; k < count; k++) {
+        // Window k + 1's buffer was last read by fn for window k - 1, which
+        // has returned.
+        if (k + 1 < count)
+            windows_[(k + 1) % 2]->upload_async(host_.data() + (k + 1) * window, span(k + 1), 0);
+        cuda_points_t& points = *windows_[k % 2];
+        points.wait_upload();
+        fn(static_cast<const cuda_points_t&>(points), k * window, span(k));
+    }
+}
+
+}  // namespace cuzk

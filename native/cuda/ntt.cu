@@ -1,0 +1,255 @@
+// NTTs over Fr (sppark's NTT on the context's streams), device Fr vectors,
+// and the H polynomial.
+
+#include "blst_compat.cuh"
+
+#include <ff/bls12-381.hpp>
+#include <ntt/ntt.cuh>
+
+#include <cstring>
+#include <string>
+
+#include "cuda_ok.cuh"
+#include "device_impl.cuh"
+#include "cuzk/check.hpp"
+#include "cuzk/cuda/h_poly.hpp"
+#include "cuzk/cuda/msm.hpp"
+#include "cuzk/cuda/ntt.hpp"
+
+static_assert(sizeof(fr_t) == sizeof(blst_fr), "Fr layout");
+
+namespace cuzk {
+
+namespace {
+
+constexpr unsigned max_log_domain = MAX_LG_DOMAIN_SIZE;  // sppark's build-time limit (28)
+
+unsigned log2_exact(size_t n)
+{
+    unsigned k = 0;
+    while ((size_t(1) << k) < n)
+        k++;
+    return k;
+}
+
+fr_t to_sppark(const blst_fr& a)
+{
+    fr_t r;
+    std::memcpy(&r, &a, sizeof(r));
+    return r;
+}
+
+blst_fr from_sppark(const fr_t& a)
+{
+    blst_fr r;
+    std::memcpy(&r, &a, sizeof(r));
+    return r;
+}
+
+// a[i] = (a[i] * b[i] - c[i]) * z_inv: the coset values of (A*B - C) / Z.
+__launch_bounds__(256) __global__
+void h_combine(fr_t* __restrict__ a, const fr_t* __restrict__ b, const fr_t* __restrict__ c,
+               fr_t z_inv, size_t n)
+{
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+         i += size_t(gridDim.x) * blockDim.x) {
+        fr_t x = a[i];
+        x *= b[i];
+        x -= c[i];
+        x *= z_inv;
+        a[i] = x;
+    }
+}
+
+void ntt_on(stream_t& stream, void* data, unsigned log_n, NTT::InputOutputOrder order,
+            NTT::Direction direction, NTT::Type type)
+{
+    if (log_n == 0)
+        return;  // a single value: every transform here is the identity
+    CUZK_SPPARK("NTT::Base_dev_ptr",
+                NTT::Base_dev_ptr(stream, static_cast<fr_t*>(data), log_n, order, direction, type));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- buffers
+
+cuda_fr_buffer_t::cuda_fr_buffer_t(cuda_device_t& device, size_t n) : device_(device), size_(n)
+{
+    data_ = device.impl().alloc(n * sizeof(blst_fr));
+}
+
+cuda_fr_buffer_t::~cuda_fr_buffer_t() { device_.impl().release(data_, size_ * sizeof(blst_fr)); }
+
+void cuda_fr_buffer_t::upload(const blst_fr* host, size_t n, size_t offset)
+{
+    CUZK_REQUIRE(offset <= size_ && n <= size_ - offset, "cuda_fr_buffer_t::upload: out of range");
+    if (n == 0)
+        return;
+    auto& impl = device_.impl();
+    impl.select();
+    CUZK_CUDA_OK(cudaMemcpyAsync(static_cast<blst_fr*>(data_) + offset, host, n * sizeof(blst_fr),
+                                 cudaMemcpyHostToDevice, impl.stream(0)));
+    CUZK_CUDA_OK(cudaStreamSynchronize(impl.stream(0)));
+}
+
+void cuda_fr_buffer_t::download(blst_fr* host, size_t n, size_t offset) const
+{
+    CUZK_REQUIRE(offset <= size_ && n <= size_ - offset, "cuda_fr_buffer_t::download: out of range");
+    if (n == 0)
+        return;
+    auto& impl = device_.impl();
+    impl.select();
+    CUZK_CUDA_OK(cudaMemcpyAsync(host, static_cast<const blst_fr*>(data_) + offset,
+                                 n * sizeof(blst_fr), cudaMemcpyDeviceToHost, impl.stream(0)));
+    CUZK_CUDA_OK(cudaStreamSynchronize(impl.stream(0)));
+}
+
+void cuda_fr_buffer_t::zero(size_t offset, size_t n)
+{
+    CUZK_REQUIRE(offset <= size_ && n <= size_ - offset, "cuda_fr_buffer_t::zero: out of range");
+    if (n == 0)
+        return;
+    auto& impl = device_.impl();
+    impl.select();
+    CUZK_CUDA_OK(cudaMemsetAsync(static_cast<blst_fr*>(data_) + offset, 0, n * sizeof(blst_fr),
+                                 impl.stream(0)));
+    CUZK_CUDA_OK(cudaStreamSynchronize(impl.stream(0)));
+}
+
+// ------------------------------------------------------------------- NTTs
+
+void cuda_ntt(cuda_fr_buffer_t& values, unsigned log_n, bool inverse, bool coset)
+{
+    CUZK_REQUIRE(log_n <= max_log_domain, "cuda_ntt: domain above 2^28");
+    CUZK_REQUIRE((size_t(1) << log_n) <= values.size(), "cuda_ntt: buffer shorter than the domain");
+    auto& impl = values.device().impl();
+    impl.select();
+    ntt_on(impl.sppark_stream(0), values.device_data(), log_n, NTT::InputOutputOrder::NN,
+           inverse ? NTT::Direction::inverse : NTT::Direction::forward,
+           coset ? NTT::Type::coset : NTT::Type::standard);
+    CUZK_CUDA_OK(cudaStreamSynchronize(impl.stream(0)));
+}
+
+void cuda_ntt(cuda_device_t& device, blst_fr* values, size_t n, bool inverse, bool coset)
+{
+    CUZK_REQUIRE(n != 0 && (n & (n - 1)) == 0, "cuda_ntt: n must be a power of two");
+    cuda_fr_buffer_t buffer(device, n);
+    buffer.upload(values, n);
+    cuda_ntt(buffer, log2_exact(n), inverse, coset);
+    buffer.download(values, n);
+}
+
+blst_fr cuda_ntt_root_of_unity(unsigned log_n)
+{
+    CUZK_REQUIRE(log_n <= 32, "cuda_ntt_root_of_unity: log_n above 32");
+    return from_sppark(forward_roots_of_unity[log_n]);
+}
+
+blst_fr cuda_ntt_coset_generator() { return from_sppark(group_gen); }
+
+// ------------------------------------------------------------ H polynomial
+
+cuda_h_poly_t::cuda_h_poly_t(cuda_device_t& device, size_t domain)
+    : device_(device), domain_(domain), log_domain_(log2_exact(domain))
+{
+    CUZK_REQUIRE(domain >= 2 && (domain & (domain - 1)) == 0,
+                 "cuda_h_poly_t: the domain must be a power of two >= 2");
+    CUZK_REQUIRE(log_domain_ <= max_log_domain, "cuda_h_poly_t: domain above 2^28");
+    a_ = std::make_unique<cuda_fr_buffer_t>(device, domain);
+    b_ = std::make_unique<cuda_fr_buffer_t>(device, domain);
+    c_ = std::make_unique<cuda_fr_buffer_t>(device, domain);
+}
+
+cuda_h_poly_t::~cuda_h_poly_t() = default;
+
+blst_fr* cuda_h_poly_t::staging(unsigned which)
+{
+    CUZK_REQUIRE(which < 3, "cuda_h_poly_t::staging: which is 0 (a), 1 (b) or 2 (c)");
+    if (staging_.data() == nullptr)
+        staging_ = cuda_pinned_buffer_t(3 * domain_ * sizeof(blst_fr));
+    return staging_.as<blst_fr>() + which * domain_;
+}
+
+void cuda_h_poly_t::compute_staged(size_t len)
+{
+    compute(staging(0), staging(1), staging(2), len);
+}
+
+void cuda_h_poly_t::compute(const blst_fr* a, const blst_fr* b, const blst_fr* c, size_t len)
+{
+    CUZK_REQUIRE(len <= domain_, "cuda_h_poly_t::compute: more values than the domain");
+    CUZK_REQUIRE(len == 0 || (a && b && c), "cuda_h_poly_t::compute: null input");
+    auto& impl = device_.impl();
+    impl.select();
+
+    // 1/(g^n - 1): Z = x^n - 1 is that constant on the coset g<w>.
+    blst_fr g = from_sppark(group_gen);
+    for (unsigned i = 0; i < log_domain_; i++)
+        blst_fr_sqr(&g, &g);
+    blst_fr one;
+    const uint64_t one_words[4] = {1, 0, 0, 0};
+    blst_fr_from_uint64(&one, one_words);
+    blst_fr z, z_inv;
+    blst_fr_sub(&z, &g, &one);
+    blst_fr_eucl_inverse(&z_inv, &z);
+
+    // a, b, c each on its own stream: copy (async when pinned; pageable
+    // input is first copied into staging(v) on several threads, overlapping
+    // the GPU work of the vectors before it), pad, iNTT to bit-reversed
+    // coefficients, coset NTT back to natural order.
+    const blst_fr* inputs[3] = {a, b, c};
+    const bool stage = impl.stage_pageable && len * sizeof(blst_fr) >= (size_t(1) << 20);
+    for (int v = 0; v < 3 && len != 0; v++) {
+        for (int u = 0; u < 3 && staging_.data() != nullptr; u++) {
+            const blst_fr* slot = staging_.as<blst_fr>() + u * domain_;
+            const bool inside = inputs[v] >= slot && inputs[v] < slot + domain_;
+            CUZK_REQUIRE(!inside || u == v, "cuda_h_poly_t::compute: staging(u) passed as input v != u");
+        }
+    }
+    cuda_fr_buffer_t* buffers[3] = {a_.get(), b_.get(), c_.get()};
+    for (int v = 0; v < 3; v++) {
+        blst_fr* d = static_cast<blst_fr*>(buffers[v]->device_data());
+        const cudaStream_t s = impl.stream(v);
+        if (stage && !cuda_is_pinned(inputs[v])) {
+            blst_fr* slot = staging(v);
+            parallel_copy(slot, inputs[v], len * sizeof(blst_fr));
+            inputs[v] = slot;
+        }
+        if (len != 0)
+            CUZK_CUDA_OK(cudaMemcpyAsync(d, inputs[v], len * sizeof(blst_fr),
+                                         cudaMemcpyHostToDevice, s));
+        if (len < domain_)
+            CUZK_CUDA_OK(cudaMemsetAsync(d + len, 0, (domain_ - len) * sizeof(blst_fr), s));
+        ntt_on(impl.sppark_stream(v), d, log_domain_, NTT::InputOutputOrder::NR,
+               NTT::Direction::inverse, NTT::Type::standard);
+        ntt_on(impl.sppark_stream(v), d, log_domain_, NTT::InputOutputOrder::RN,
+               NTT::Direction::forward, NTT::Type::coset);
+        CUZK_CUDA_OK(cudaEventRecord(impl.events[v], s));
+    }
+    const cudaStream_t s0 = impl.stream(0);
+    CUZK_CUDA_OK(cudaStreamWaitEvent(s0, impl.events[1], 0));
+    CUZK_CUDA_OK(cudaStreamWaitEvent(s0, impl.events[2], 0));
+
+    const unsigned block = 256;
+    size_t blocks = (domain_ + block - 1) / block;
+    const size_t cap = size_t(impl.info.sm_count) * 16;
+    h_combine<<<static_cast<unsigned>(blocks < cap ? blocks : cap), block, 0, s0>>>(
+        static_cast<fr_t*>(a_->device_data()), static_cast<const fr_t*>(b_->device_data()),
+        static_cast<const fr_t*>(c_->device_data()), to_sppark(z_inv), domain_);
+    CUZK_CUDA_LAUNCHED(h_combine);
+
+    ntt_on(impl.sppark_stream(0), a_->device_data(), log_domain_, NTT::InputOutputOrder::NN,
+           NTT::Direction::inverse, NTT::Type::coset);
+    impl.sync_all();
+}
+
+void cuda_h_poly_t::download(blst_fr* out) const { a_->download(out, domain_); }
+
+void cuda_h_poly_t::msm(blst_p1& out, const cuda_points_t& h_points) const
+{
+    CUZK_REQUIRE(h_points.size() >= domain_ - 1, "cuda_h_poly_t::msm: fewer h points than domain - 1");
+    cuda_msm(out, h_points, *a_, domain_ - 1);
+}
+
+}  // namespace cuzk

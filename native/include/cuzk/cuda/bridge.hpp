@@ -1,0 +1,28 @@
+// What the CUDA half of the cxx bridge (supraseal-c2/src/cuda/bridge.rs, built
+// only with the `cuda` feature) calls. The kernel functions expect the
+// caller to hold the lock, which must have the CUDA backend.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "rust/cxx.h"
+
+#include "cuzk/bridge.hpp"
+
+namespace cuzk::ffi {
+
+uint32_t cuda_device_count();
+// A lock whose kernel region runs on CUDA device `device`.
+std::unique_ptr<gpu_lock_t> new_cuda_gpu_lock(uint32_t device);
+void cuda_set_memory_limit(const gpu_lock_t& lock, uint64_t bytes);
+void cuda_set_stream_srs(const gpu_lock_t& lock, bool on);
+
+void cuda_probe_alloc(const gpu_lock_t& lock, uint64_t bytes);
+void cuda_msm_g1(const gpu_lock_t& lock, rust::Slice<const uint64_t> points,
+                 rust::Slice<const uint64_t> scalars, rust::Slice<uint64_t> out);
+void cuda_batch_add_g1(const gpu_lock_t& lock, rust::Slice<const uint64_t> points,
+                       rust::Slice<const size_t> indices, rust::Slice<uint64_t> out);
+void cuda_ntt(const gpu_lock_t& lock, rust::Slice<uint64_t> values, bool inverse, bool coset);
+
+}  // namespace cuzk::ffi

@@ -1,0 +1,10 @@
+// The CUDA backend's whole public interface (plain C++; link libcuzk_cuda.a,
+// blst and the CUDA runtime). See docs/cuda.md.
+#pragma once
+
+#include "cuzk/cuda/device.hpp"
+#include "cuzk/cuda/error.hpp"
+#include "cuzk/cuda/h_poly.hpp"
+#include "cuzk/cuda/msm.hpp"
+#include "cuzk/cuda/ntt.hpp"
+#include "cuzk/cuda/points.hpp"

@@ -1,0 +1,63 @@
+// The quotient polynomial H = (A*B - C) / Z on the GPU, its coefficients
+// left in device memory for the H MSM.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+
+#include <blst.h>
+
+#include "cuzk/cuda/device.hpp"
+#include "cuzk/cuda/ntt.hpp"
+#include "cuzk/cuda/points.hpp"
+
+namespace cuzk {
+
+// A workspace for one evaluation domain n = 2^k (3n Fr of device memory),
+// reused across the circuits of a batch. compute() does what
+// cuzk::h_coefficients does on the CPU:
+//   a, b, c (evaluations on <w>, zero-padded to n)  --iNTT-->  coefficients
+//   --coset NTT (g = 7)-->  values on g<w>
+//   a*b - c, times 1/(g^n - 1)  --coset iNTT-->  H's n coefficients.
+// H's degree is below n - 1, so coefficient n - 1 is zero and the first
+// n - 1 feed the MSM against the key's n - 1 h points.
+class cuda_h_poly_t {
+public:
+    // domain: a power of two, 2 <= domain <= 2^28.
+    cuda_h_poly_t(cuda_device_t& device, size_t domain);
+    ~cuda_h_poly_t();
+    cuda_h_poly_t(const cuda_h_poly_t&) = delete;
+    cuda_h_poly_t& operator=(const cuda_h_poly_t&) = delete;
+
+    size_t domain() const noexcept { return domain_; }
+    cuda_device_t& device() const noexcept { return device_; }
+
+    // Pinned host arrays of `domain` values (0 = a, 1 = b, 2 = c) the caller
+    // may fill in place, so that compute_staged() copies with no extra pass.
+    // Allocated on first use (3 * 32 * domain bytes of pinned memory).
+    blst_fr* staging(unsigned which);
+
+    // a, b, c: `len` <= domain values each, Montgomery form, anywhere in host
+    // memory (pinned memory is copied asynchronously, overlapping the NTTs).
+    // Waits for the result.
+    void compute(const blst_fr* a, const blst_fr* b, const blst_fr* c, size_t len);
+    // The same from staging(0..2).
+    void compute_staged(size_t len);
+
+    // H's `domain` coefficients, Montgomery form, valid after compute().
+    const cuda_fr_buffer_t& coefficients() const noexcept { return *a_; }
+    void download(blst_fr* out) const;
+
+    // out = sum(h_i * h_points[i]) for i < domain - 1 (h_points.size() must
+    // be at least domain - 1), straight from device memory.
+    void msm(blst_p1& out, const cuda_points_t& h_points) const;
+
+private:
+    cuda_device_t& device_;
+    size_t domain_;
+    unsigned log_domain_;
+    std::unique_ptr<cuda_fr_buffer_t> a_, b_, c_;
+    cuda_pinned_buffer_t staging_;
+};
+
+}  // namespace cuzk

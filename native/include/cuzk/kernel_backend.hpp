@@ -1,0 +1,98 @@
+// The kernel region as an interface. prove() (prover.cpp) asks the lock's
+// backend to prepare a batch in the preamble (lock not held), runs it under
+// the lock, and assembles the proofs from its sums. The CPU backend
+// (cpu_backend.cpp) is always built; the CUDA backend (native/cuda/backend/)
+// only with supraseal-c2's `cuda` feature.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <blst.h>
+
+#include "cuzk/circuit.hpp"
+#include "cuzk/srs.hpp"
+#include "cuzk/thread_pool.hpp"
+
+namespace cuzk {
+
+// Where the kernel region runs.
+enum class backend_t : uint8_t { cpu = 0, cuda = 1 };
+
+// Where the kernel region read the SRS points from: host memory (the CPU
+// backend), device memory (uploaded once, kept), or pinned host memory
+// streamed through device windows (a key too large for the device).
+enum class residency_t : uint8_t { host = 0, device = 1, streamed = 2 };
+
+// What the kernel region computes for one circuit.
+struct kernel_sums_t {
+    blst_p1 h, l, a, b_g1;
+};
+
+// One circuit's assignment as canonical scalars (blst_scalar_from_fr), made
+// once by the preamble for every backend and for the B_G2 MSM.
+struct circuit_scalars_t {
+    std::vector<blst_scalar> input, aux;
+};
+
+// What a batch reports after running.
+struct kernel_report_t {
+    residency_t residency = residency_t::host;
+    uint64_t srs_upload_ns = 0;  // SRS set-up on the device during this call
+};
+
+// One batch, prepared outside the lock.
+class kernel_batch_t {
+public:
+    virtual ~kernel_batch_t() = default;
+    // Lock held: sums[i] for circuit i of the batch.
+    virtual void run(std::vector<kernel_sums_t>& sums, thread_pool_t& pool) = 0;
+    virtual kernel_report_t report() const = 0;
+};
+
+// A backend of the kernel region; a gpu_lock_t owns one.
+class kernel_backend_t {
+public:
+    virtual ~kernel_backend_t() = default;
+    virtual backend_t kind() const noexcept = 0;
+    // Lock not held. The batch borrows srs, circuits and scalars, which
+    // outlive it.
+    virtual std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
+                                                    const std::vector<circuit_t>& circuits,
+                                                    const std::vector<circuit_scalars_t>& scalars,
+                                                    thread_pool_t& pool) = 0;
+};
+
+std::unique_ptr<kernel_backend_t> make_cpu_kernel_backend();
+
+// The terms of the A MSM in SRS order (every input, then the aux variables
+// with A density): fn(k, scalar) for the k-th point of srs.a.
+template <class F>
+void for_each_a_term(const circuit_t& c, const circuit_scalars_t& s, F&& fn)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c.input.size; i++)
+        fn(k++, s.input[i]);
+    for (size_t j = 0; j < c.aux.size; j++)
+        if (c.a_aux.get(j))
+            fn(k++, s.aux[j]);
+}
+
+// The terms of the B MSMs in SRS order (inputs with B density, then aux
+// variables with B density): fn(k, scalar) for the k-th point of srs.b_g1
+// and srs.b_g2.
+template <class F>
+void for_each_b_term(const circuit_t& c, const circuit_scalars_t& s, F&& fn)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < c.input.size; i++)
+        if (c.b_input.get(i))
+            fn(k++, s.input[i]);
+    for (size_t j = 0; j < c.aux.size; j++)
+        if (c.b_aux.get(j))
+            fn(k++, s.aux[j]);
+}
+
+}  // namespace cuzk

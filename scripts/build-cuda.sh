@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# Builds cuzk's CUDA backend (native/cuda/) and the GPU bundle.
+#
+#   scripts/build-cuda.sh [--check] [--arch LIST] [--jobs N]
+#
+#   default   gpu-bundle/ (git-ignored; run it on a GPU machine with
+#             scripts/gpu-run.sh), sm_90 SASS only unless --arch says else:
+#               cuzk-cuda-harness    the kernels' tests + benchmarks (C++)
+#               test-<crate>-<name>  the test executables of supraseal-c2 and
+#                                    cuzk-pipeline, built with
+#                                    --features supraseal-c2/cuda
+#               cuzk                 the CLI, built with the same feature
+#             and target/cuda/lib/libcuzk_cuda.a (the kernels, C++ API).
+#   --check   compile and link only, into target/cuda-check/ (gpu-bundle/ is
+#             left alone): for CI, which has no GPU. Builds every target
+#             (80,89,90 + compute_90 PTX): the harness, and supraseal-c2's
+#             test executables with its `cuda` feature.
+#   --arch    comma-separated SASS targets, e.g. --arch 80,89,90. Default:
+#             90 for the bundle; with --check, 80,89,90 plus compute_90 PTX
+#             (so newer chips JIT-compile it).
+#   --jobs    parallel compiles (default: the number of cores).
+#
+# Environment: SPPARK_DIR (.../sppark-0.1.16/sppark) and BLST_DIR
+# (.../blst-0.3.17/blst) override the cargo-registry lookup for the harness;
+# CUZK_BLST_ADX=1 builds blst and the sppark host code for ADX CPUs instead
+# of blst's portable (run-time detected) code (the cargo build follows the
+# blst crate's own choice). Binaries link the CUDA runtime and libstdc++
+# statically: on the GPU machine they need only glibc (and libgcc_s) and the
+# NVIDIA driver. The bundle must stay under 64 MiB (it travels to the GPU
+# machine); the script fails if it does not.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+CHECK=0
+ARCHS=""
+JOBS=$(nproc 2>/dev/null || echo 2)
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --check) CHECK=1 ;;
+        --arch) ARCHS="$2"; shift ;;
+        --arch=*) ARCHS="${1#--arch=}" ;;
+        --jobs) JOBS="$2"; shift ;;
+        --jobs=*) JOBS="${1#--jobs=}" ;;
+        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+        *) echo "build-cuda.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+if [ -z "$ARCHS" ]; then
+    if [ $CHECK = 1 ]; then ARCHS="80,89,90"; else ARCHS="90"; fi
+fi
+START=$(date +%s)
+
+# ---- toolchain
+scripts/install-cuda.sh >/dev/null
+# shellcheck source=cuda-env.sh
+source scripts/cuda-env.sh
+command -v nvcc >/dev/null || { echo "build-cuda.sh: nvcc not found" >&2; exit 1; }
+
+# ---- sources of sppark and blst (crates in cargo's registry)
+CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
+find_crate() {  # name version -> crate directory, or nothing
+    ls -d "$CARGO_HOME"/registry/src/*/"$1-$2" 2>/dev/null | head -n1
+}
+fetch_crate() {  # name version: let cargo download it into its registry
+    local dir="$ROOT/target/cuda/fetch-$1"
+    mkdir -p "$dir/src"
+    printf '[package]\nname = "fetch-%s"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\n%s = "=%s"\n' \
+        "$1" "$1" "$2" >"$dir/Cargo.toml"
+    : >"$dir/src/lib.rs"
+    echo "build-cuda.sh: fetching crate $1 $2 with cargo" >&2
+    cargo fetch --quiet --manifest-path "$dir/Cargo.toml" >&2
+}
+crate_dir() {  # name version subdir
+    local d
+    d=$(find_crate "$1" "$2")
+    if [ -z "$d" ]; then
+        fetch_crate "$1" "$2"
+        d=$(find_crate "$1" "$2")
+    fi
+    [ -n "$d" ] && [ -d "$d/$3" ] || { echo "build-cuda.sh: crate $1 $2 not found" >&2; exit 1; }
+    echo "$d/$3"
+}
+SPPARK_DIR=${SPPARK_DIR:-$(crate_dir sppark 0.1.16 sppark)}
+BLST_DIR=${BLST_DIR:-$(crate_dir blst 0.3.17 blst)}
+
+# ---- flags
+if [ "${CUZK_BLST_ADX:-0}" = 1 ]; then BLST_DEF=-D__ADX__; else BLST_DEF=-D__BLST_PORTABLE__; fi
+GENCODE=()
+IFS=',' read -r -a arch_list <<<"$ARCHS"
+for a in "${arch_list[@]}"; do
+    GENCODE+=(-gencode "arch=compute_$a,code=sm_$a")
+done
+if [ "$ARCHS" = "80,89,90" ]; then
+    GENCODE+=(-gencode "arch=compute_90,code=compute_90")
+fi
+INCLUDES=(-I"$ROOT/native/cuda" -I"$ROOT/native/include" -I"$SPPARK_DIR" -I"$BLST_DIR/src" -I"$BLST_DIR/bindings")
+NVFLAGS=(-O3 -std=c++17 -DNDEBUG -DFEATURE_BLS12_381 "$BLST_DEF" -Xcompiler -fPIC
+         -Xcompiler -Wno-unused-function "${INCLUDES[@]}" "${GENCODE[@]}")
+CXXFLAGS=(-O2 -std=c++17 -fPIC -Wall -Wextra -I"$ROOT/native/include" -I"$BLST_DIR/bindings")
+
+if [ $CHECK = 1 ]; then
+    BUILD="$ROOT/target/cuda-check"
+    BUNDLE="$BUILD/bundle"
+else
+    BUILD="$ROOT/target/cuda"
+    BUNDLE="$ROOT/gpu-bundle"
+fi
+OBJ="$BUILD/obj"
+mkdir -p "$OBJ" "$BUILD/lib" "$BUNDLE"
+# A flags stamp: objects built with other flags are rebuilt.
+STAMP="$OBJ/flags"
+FLAGS_NOW="${NVFLAGS[*]} | ${CXXFLAGS[*]} | $(nvcc --version | tail -n1)"
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$FLAGS_NOW" ]; then
+    rm -f "$OBJ"/*.o
+    echo "$FLAGS_NOW" >"$STAMP"
+fi
+
+# ---- a small job pool; each job logs to $OBJ/<name>.log
+PIDS=()
+NAMES=()
+FAILED=0
+wait_one() {
+    local pid=${PIDS[0]} name=${NAMES[0]}
+    PIDS=("${PIDS[@]:1}")
+    NAMES=("${NAMES[@]:1}")
+    if ! wait "$pid"; then
+        echo "build-cuda.sh: FAILED: $name (log below)" >&2
+        cat "$OBJ/$name.log" >&2
+        FAILED=1
+    fi
+}
+job() {  # name command...
+    local name=$1
+    shift
+    while [ ${#PIDS[@]} -ge "$JOBS" ]; do wait_one; done
+    ("$@") >"$OBJ/$name.log" 2>&1 &
+    PIDS+=($!)
+    NAMES+=("$name")
+}
+wait_all() { while [ ${#PIDS[@]} -gt 0 ]; do wait_one; done; }
+# stale OUT SRC...: whether OUT is missing or older than any SRC
+stale() {
+    local out=$1
+    shift
+    [ -f "$out" ] || return 0
+    local s
+    for s in "$@"; do [ "$s" -nt "$out" ] && return 0; done
+    return 1
+}
+
+HEADERS=("$ROOT"/native/cuda/*.cuh "$ROOT"/native/include/cuzk/cuda/*.hpp "$ROOT"/native/include/cuzk/check.hpp)
+# The heaviest first: msm.cu takes most of the time.
+for unit in msm ntt device; do
+    src="$ROOT/native/cuda/$unit.cu"
+    if stale "$OBJ/$unit.o" "$src" "${HEADERS[@]}"; then
+        job "$unit" nvcc "${NVFLAGS[@]}" -c "$src" -o "$OBJ/$unit.o"
+    fi
+done
+if stale "$OBJ/harness.o" "$ROOT/native/cuda/harness.cpp" "${HEADERS[@]}"; then
+    job harness g++ "${CXXFLAGS[@]}" -c "$ROOT/native/cuda/harness.cpp" -o "$OBJ/harness.o"
+fi
+if stale "$OBJ/blst_server.o" "$BLST_DIR/src/server.c"; then
+    job blst_server gcc -O2 -fPIC "$BLST_DEF" -c "$BLST_DIR/src/server.c" -o "$OBJ/blst_server.o"
+fi
+if stale "$OBJ/blst_assembly.o" "$BLST_DIR/build/assembly.S"; then
+    job blst_assembly gcc -fPIC "$BLST_DEF" -c "$BLST_DIR/build/assembly.S" -o "$OBJ/blst_assembly.o"
+fi
+wait_all
+[ $FAILED = 0 ] || exit 1
+
+LIB="$BUILD/lib/libcuzk_cuda.a"
+rm -f "$LIB"
+ar rcs "$LIB" "$OBJ/device.o" "$OBJ/msm.o" "$OBJ/ntt.o"
+
+LDLIBS=(-L"$CUDA_HOME/lib" -lcudart_static -ldl -lrt -lpthread -static-libstdc++ -static-libgcc)
+g++ -o "$BUNDLE/cuzk-cuda-harness" "$OBJ/harness.o" "$LIB" "$OBJ/blst_server.o" \
+    "$OBJ/blst_assembly.o" "${LDLIBS[@]}"
+
+# ---- the Rust side: supraseal-c2's `cuda` feature (build.rs runs nvcc)
+# CUZK_CUDA_ARCHS=80,89,90 means build.rs's default (+ compute_90 PTX).
+if [ "$ARCHS" = "80,89,90" ]; then export CUZK_CUDA_ARCHS=; else export CUZK_CUDA_ARCHS="$ARCHS"; fi
+# cargo --message-format=json lines -> the executables, one per line.
+executables() {
+    python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    exe = m.get("executable")
+    if m.get("reason") == "compiler-artifact" and exe:
+        print(m["target"]["name"], str(m["profile"]["test"]).lower(), exe)
+'
+}
+CARGO_TESTS=(cargo test --release --no-run --message-format=json --features supraseal-c2/cuda)
+if [ $CHECK = 1 ]; then
+    "${CARGO_TESTS[@]}" -p supraseal-c2 >"$BUILD/cargo.json" || {
+        echo "build-cuda.sh: cargo build with --features supraseal-c2/cuda failed" >&2; exit 1; }
+    echo "build-cuda.sh: linked $(executables <"$BUILD/cargo.json" | wc -l) supraseal-c2 test executables with the cuda feature"
+else
+    rm -f "$BUNDLE"/test-* "$BUNDLE"/cuzk
+    for crate in supraseal-c2 cuzk-pipeline; do
+        "${CARGO_TESTS[@]}" -p "$crate" >"$BUILD/cargo-$crate.json" || {
+            echo "build-cuda.sh: cargo test --no-run -p $crate failed" >&2; exit 1; }
+        executables <"$BUILD/cargo-$crate.json" | while read -r name test exe; do
+            if [ "$test" = true ]; then cp "$exe" "$BUNDLE/test-$crate-$name"; fi
+        done
+    done
+    cargo build --release --bin cuzk --features supraseal-c2/cuda --message-format=json \
+        >"$BUILD/cargo-cuzk.json" || { echo "build-cuda.sh: cargo build --bin cuzk failed" >&2; exit 1; }
+    executables <"$BUILD/cargo-cuzk.json" | while read -r name test exe; do
+        if [ "$name" = cuzk ]; then cp "$exe" "$BUNDLE/cuzk"; fi
+    done
+fi
+
+END=$(date +%s)
+echo "build-cuda.sh: built $LIB and $BUNDLE/" \
+     "(archs ${ARCHS}$([ "$ARCHS" = "80,89,90" ] && echo " + compute_90 PTX"), $((END - START)) s," \
+     "$JOBS jobs)"
+ls -la "$BUNDLE"/ | awk 'NR > 1 && $5 > 0 && $1 !~ /^d/ {print "  " $5 " bytes  " $9}'
+TOTAL=$(du -sb "$BUNDLE" | cut -f1)
+echo "build-cuda.sh: $BUNDLE is $((TOTAL / 1048576)) MiB"
+if [ $CHECK = 0 ] && [ "$TOTAL" -ge $((64 * 1048576)) ]; then
+    echo "build-cuda.sh: $BUNDLE is over 64 MiB: it cannot travel to the GPU machine" >&2
+    exit 1
+fi

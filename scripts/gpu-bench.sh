@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The engine benchmarks of BENCHMARKS.md, run ON the GPU machine from the repo
+# root with the bundle that scripts/build-cuda.sh built (gpu-bundle/cuzk).
+#   scripts/gpu-bench.sh [sections...]     sections: synth cpu-m m l-cached l-full x2
+# Logs and JSON go to $OUT (or gpu-results/). Each `cuzk` run generates its
+# own parameters in-process (reading multi-GB .params files with every point
+# checked is slower than generating them on 16 cores).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${CUZK:-gpu-bundle/cuzk}
+OUT=${OUT:-gpu-results}
+mkdir -p "$OUT"
+SECTIONS=${*:-synth cpu-m m l-cached l-full}
+
+{ date -u; nproc; free -g | head -2; nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv; } > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+nvidia-smi --query-gpu=timestamp,index,memory.used,utilization.gpu --format=csv,noheader -lms 500 > "$OUT/gpu-samples.csv" 2>/dev/null &
+SAMPLER=$!
+
+run() {
+    local name=$1; shift
+    echo "== $name: cuzk $*"
+    /usr/bin/time -f "max RSS %M KiB, wall %e s" "$B" "$@" > "$OUT/$name.log" 2>&1
+    echo "   exit $?"
+    grep -v '^\r' "$OUT/$name.log" | tail -n 14
+}
+
+for s in $SECTIONS; do case $s in
+    synth)    run synth-L synth --workload sha-chain --size 300 --partitions 10 --repeat 1 ;;
+    cpu-m)    run cpu-M bench --backend cpu --workload sha-chain --size 38 --partitions 10 --requests 1 \
+                  --synthesis full --partition-workers 16 --gpu-workers-per-device 1 --json "$OUT/cpu-M.json" ;;
+    m)        run cached-M sweep --backend cuda --workload sha-chain --size 38 --partitions 10 --requests 3 \
+                  --cached-synthesis --partition-workers-list 1 --gpu-workers-list 1,2 --json "$OUT/cached-M.json" ;;
+    l-cached) run cached-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \
+                  --cached-synthesis --partition-workers-list 1 --gpu-workers-list 1,2 --json "$OUT/cached-L.json" ;;
+    l-full)   run full-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \
+                  --partition-workers-list 4,8,14 --gpu-workers-list 2 --json "$OUT/full-L.json" \
+                  --timeline "$OUT/timeline-L.svg" ;;
+    x2)       run x2-cached-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \
+                  --cached-synthesis --device-counts 1,2 --partition-workers-list 1 --gpu-workers-list 2 \
+                  --json "$OUT/x2-cached-L.json" ;;
+    *) echo "unknown section $s" ;;
+esac; done
+kill $SAMPLER 2>/dev/null
+sort -t, -k3 -n "$OUT/gpu-samples.csv" 2>/dev/null | tail -n 1 | sed 's/^/peak sample: /'

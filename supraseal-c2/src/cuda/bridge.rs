@@ -1,0 +1,41 @@
+//! The CUDA half of the cxx bridge, and nothing else; built only with the
+//! `cuda` feature (`native/include/cuzk/cuda/bridge.hpp`,
+//! `native/cuda/backend/bridge.cpp`).
+
+#[cxx::bridge(namespace = "cuzk::ffi")]
+pub(crate) mod ffi {
+    unsafe extern "C++" {
+        include!("cuzk/cuda/bridge.hpp");
+
+        /// The lock type of the main bridge.
+        #[namespace = "cuzk"]
+        #[cxx_name = "gpu_lock_t"]
+        type NativeGpuLock = crate::bridge::ffi::NativeGpuLock;
+
+        fn cuda_device_count() -> u32;
+        fn new_cuda_gpu_lock(device: u32) -> Result<UniquePtr<NativeGpuLock>>;
+        fn cuda_set_memory_limit(lock: &NativeGpuLock, bytes: u64) -> Result<()>;
+        fn cuda_set_stream_srs(lock: &NativeGpuLock, on: bool) -> Result<()>;
+
+        // These need the lock held by the caller.
+        fn cuda_probe_alloc(lock: &NativeGpuLock, bytes: u64) -> Result<()>;
+        fn cuda_msm_g1(
+            lock: &NativeGpuLock,
+            points: &[u64],
+            scalars: &[u64],
+            out: &mut [u64],
+        ) -> Result<()>;
+        fn cuda_batch_add_g1(
+            lock: &NativeGpuLock,
+            points: &[u64],
+            indices: &[usize],
+            out: &mut [u64],
+        ) -> Result<()>;
+        fn cuda_ntt(
+            lock: &NativeGpuLock,
+            values: &mut [u64],
+            inverse: bool,
+            coset: bool,
+        ) -> Result<()>;
+    }
+}

@@ -1,0 +1,136 @@
+//! The one place the `cuda` feature switches: an enabled implementation
+//! over the CUDA bridge, and a disabled one that reports
+//! [`CudaUnavailable::NotBuilt`]. Nothing outside this module looks at the
+//! feature; the rest of the crate calls these functions either way.
+//!
+//! The kernel-level functions expect the caller to hold the lock, which
+//! must be a CUDA lock (only [`new_lock`] makes those).
+
+#[cfg(feature = "cuda")]
+mod bridge;
+
+pub(crate) use imp::{
+    batch_add_g1, device_count, msm_g1, new_lock, ntt, probe_alloc, set_memory_limit,
+    set_stream_srs,
+};
+
+#[cfg(feature = "cuda")]
+mod imp {
+    use cxx::UniquePtr;
+
+    use super::bridge::ffi;
+    use crate::backend::CudaUnavailable;
+    use crate::bridge::ffi::NativeGpuLock;
+    use crate::Error;
+
+    pub(crate) fn device_count() -> u32 {
+        ffi::cuda_device_count()
+    }
+
+    pub(crate) fn new_lock(device: u32) -> Result<UniquePtr<NativeGpuLock>, Error> {
+        match device_count() {
+            0 => Err(CudaUnavailable::NoDevice.into()),
+            count if device >= count => Err(CudaUnavailable::OutOfRange { device, count }.into()),
+            _ => Ok(ffi::new_cuda_gpu_lock(device)?),
+        }
+    }
+
+    pub(crate) fn set_memory_limit(lock: &NativeGpuLock, bytes: u64) -> Result<(), Error> {
+        Ok(ffi::cuda_set_memory_limit(lock, bytes)?)
+    }
+
+    pub(crate) fn set_stream_srs(lock: &NativeGpuLock, on: bool) -> Result<(), Error> {
+        Ok(ffi::cuda_set_stream_srs(lock, on)?)
+    }
+
+    pub(crate) fn probe_alloc(lock: &NativeGpuLock, bytes: u64) -> Result<(), Error> {
+        Ok(ffi::cuda_probe_alloc(lock, bytes)?)
+    }
+
+    pub(crate) fn msm_g1(
+        lock: &NativeGpuLock,
+        points: &[u64],
+        scalars: &[u64],
+        out: &mut [u64],
+    ) -> Result<(), Error> {
+        Ok(ffi::cuda_msm_g1(lock, points, scalars, out)?)
+    }
+
+    pub(crate) fn batch_add_g1(
+        lock: &NativeGpuLock,
+        points: &[u64],
+        indices: &[usize],
+        out: &mut [u64],
+    ) -> Result<(), Error> {
+        Ok(ffi::cuda_batch_add_g1(lock, points, indices, out)?)
+    }
+
+    pub(crate) fn ntt(
+        lock: &NativeGpuLock,
+        values: &mut [u64],
+        inverse: bool,
+        coset: bool,
+    ) -> Result<(), Error> {
+        Ok(ffi::cuda_ntt(lock, values, inverse, coset)?)
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+mod imp {
+    use cxx::UniquePtr;
+
+    use crate::backend::CudaUnavailable;
+    use crate::bridge::ffi::NativeGpuLock;
+    use crate::Error;
+
+    fn not_built<T>() -> Result<T, Error> {
+        Err(CudaUnavailable::NotBuilt.into())
+    }
+
+    pub(crate) fn device_count() -> u32 {
+        0
+    }
+
+    pub(crate) fn new_lock(_device: u32) -> Result<UniquePtr<NativeGpuLock>, Error> {
+        not_built()
+    }
+
+    pub(crate) fn set_memory_limit(_lock: &NativeGpuLock, _bytes: u64) -> Result<(), Error> {
+        not_built()
+    }
+
+    pub(crate) fn set_stream_srs(_lock: &NativeGpuLock, _on: bool) -> Result<(), Error> {
+        not_built()
+    }
+
+    pub(crate) fn probe_alloc(_lock: &NativeGpuLock, _bytes: u64) -> Result<(), Error> {
+        not_built()
+    }
+
+    pub(crate) fn msm_g1(
+        _lock: &NativeGpuLock,
+        _points: &[u64],
+        _scalars: &[u64],
+        _out: &mut [u64],
+    ) -> Result<(), Error> {
+        not_built()
+    }
+
+    pub(crate) fn batch_add_g1(
+        _lock: &NativeGpuLock,
+        _points: &[u64],
+        _indices: &[usize],
+        _out: &mut [u64],
+    ) -> Result<(), Error> {
+        not_built()
+    }
+
+    pub(crate) fn ntt(
+        _lock: &NativeGpuLock,
+        _values: &mut [u64],
+        _inverse: bool,
+        _coset: bool,
+    ) -> Result<(), Error> {
+        not_built()
+    }
+}

@@ -1,0 +1,181 @@
+//! The kernels on the CUDA backend against the CPU backend (G1 MSM with
+//! random, all-0, 0/1 and mixed scalars at sizes that are not powers of two;
+//! batch addition; NTTs), and the backend choice itself.
+//!
+//! The comparisons need a CUDA device and `--features cuda`; run them with
+//! `--ignored` on the GPU machine. The choice tests run everywhere.
+
+mod common;
+
+use blstrs::{G1Affine, G1Projective, Scalar};
+use ff::Field;
+use group::{Curve, Group};
+use rand::rngs::StdRng;
+use rand::Rng;
+use supraseal_c2::{
+    cuda_device_count, kernels, Backend, BackendChoice, CudaUnavailable, Error, GpuLock,
+};
+
+const SIZES: [usize; 8] = [0, 1, 2, 7, 100, 1000, 4097, 70001];
+
+fn cuda_lock() -> GpuLock {
+    GpuLock::with_backend(0, BackendChoice::Cuda).expect("a CUDA lock on device 0")
+}
+
+fn scalar(rng: &mut StdRng, dist: usize) -> Scalar {
+    match dist {
+        0 => Scalar::random(&mut *rng),
+        1 => Scalar::ZERO,
+        2 => Scalar::from(rng.gen_range(0..2u64)),
+        _ => match rng.gen_range(0..20) {
+            0..=7 => Scalar::ZERO,
+            8..=15 => Scalar::ONE,
+            16 => Scalar::from(rng.gen::<u64>()),
+            17 => -Scalar::from(rng.gen_range(1..4u64)),
+            _ => Scalar::random(&mut *rng),
+        },
+    }
+}
+
+/// Random points with an identity, a repeat and a negation among them.
+fn points(rng: &mut StdRng, n: usize) -> Vec<G1Affine> {
+    let mut p: Vec<G1Projective> = (0..n).map(|_| G1Projective::random(&mut *rng)).collect();
+    if n >= 7 {
+        p[3] = G1Projective::identity();
+        p[5] = p[4];
+        p[6] = -p[4];
+    }
+    p.iter().map(Curve::to_affine).collect()
+}
+
+#[test]
+fn cuda_choice_is_never_a_silent_fallback() {
+    let count = cuda_device_count();
+    match GpuLock::with_backend(0, BackendChoice::Cuda) {
+        Ok(lock) => {
+            assert!(count > 0);
+            assert_eq!(lock.backend(), Backend::Cuda);
+        }
+        Err(Error::CudaUnavailable(why)) => {
+            let expected = if cfg!(feature = "cuda") {
+                CudaUnavailable::NoDevice
+            } else {
+                CudaUnavailable::NotBuilt
+            };
+            assert_eq!(why, expected);
+            assert_eq!(count, 0);
+        }
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+    if cfg!(feature = "cuda") && count > 0 {
+        match GpuLock::with_backend(count, BackendChoice::Cuda) {
+            Err(Error::CudaUnavailable(CudaUnavailable::OutOfRange { device, count: c })) => {
+                assert_eq!((device, c), (count, count))
+            }
+            other => panic!("expected OutOfRange, got {other:?}"),
+        }
+    }
+    let auto = GpuLock::with_backend(0, BackendChoice::Auto).expect("auto never fails here");
+    let expected = if count > 0 {
+        Backend::Cuda
+    } else {
+        Backend::Cpu
+    };
+    assert_eq!(auto.backend(), expected);
+    let cpu = GpuLock::with_backend(0, BackendChoice::Cpu).expect("cpu");
+    assert_eq!(cpu.backend(), Backend::Cpu);
+    assert_eq!(GpuLock::new(0).backend(), Backend::Cpu);
+}
+
+#[test]
+#[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
+fn msm_g1_on_cuda_matches_cpu() {
+    let mut rng = common::rng("msm_g1_on_cuda_matches_cpu");
+    let (cuda, cpu) = (cuda_lock(), GpuLock::new(0));
+    for n in SIZES {
+        let pts = points(&mut rng, n);
+        for dist in 0..4 {
+            let s: Vec<Scalar> = (0..n).map(|_| scalar(&mut rng, dist)).collect();
+            let expected = kernels::msm_g1_on(&cpu, &pts, &s).expect("cpu");
+            let got = kernels::msm_g1_on(&cuda, &pts, &s).expect("cuda");
+            assert_eq!(got, expected, "n = {n}, distribution {dist}");
+        }
+    }
+    assert!(matches!(
+        kernels::msm_g1_on(&cuda, &points(&mut rng, 3), &[Scalar::ONE]),
+        Err(Error::Shape { .. })
+    ));
+}
+
+#[test]
+#[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
+fn batch_add_g1_on_cuda_matches_cpu() {
+    let mut rng = common::rng("batch_add_g1_on_cuda_matches_cpu");
+    let (cuda, cpu) = (cuda_lock(), GpuLock::new(0));
+    for n in SIZES.into_iter().filter(|&n| n > 0) {
+        let pts = points(&mut rng, n);
+        let picks: Vec<usize> = (0..n / 2 + 3).map(|_| rng.gen_range(0..n)).collect();
+        let expected = kernels::batch_add_g1_on(&cpu, &pts, &picks).expect("cpu");
+        assert_eq!(
+            kernels::batch_add_g1_on(&cuda, &pts, &picks).expect("cuda"),
+            expected
+        );
+    }
+    // An index out of range is refused, and the device works afterwards.
+    let pts = points(&mut rng, 5);
+    assert!(matches!(
+        kernels::batch_add_g1_on(&cuda, &pts, &[0, 5]),
+        Err(Error::Native(_))
+    ));
+    let expected = kernels::batch_add_g1_on(&cpu, &pts, &[0, 4]).expect("cpu");
+    assert_eq!(
+        kernels::batch_add_g1_on(&cuda, &pts, &[0, 4]).expect("cuda"),
+        expected
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
+fn ntts_on_cuda_match_cpu() {
+    let mut rng = common::rng("ntts_on_cuda_match_cpu");
+    let (cuda, cpu) = (cuda_lock(), GpuLock::new(0));
+    for log_n in [0, 1, 2, 5, 10, 13, 16] {
+        let values: Vec<Scalar> = (0..1 << log_n).map(|_| Scalar::random(&mut rng)).collect();
+        for inverse in [false, true] {
+            let (mut on_cpu, mut on_cuda) = (values.clone(), values.clone());
+            kernels::ntt_on(&cpu, &mut on_cpu, inverse).expect("cpu");
+            kernels::ntt_on(&cuda, &mut on_cuda, inverse).expect("cuda");
+            assert_eq!(on_cuda, on_cpu, "ntt 2^{log_n}, inverse {inverse}");
+            let (mut on_cpu, mut on_cuda) = (values.clone(), values.clone());
+            kernels::coset_ntt_on(&cpu, &mut on_cpu, inverse).expect("cpu");
+            kernels::coset_ntt_on(&cuda, &mut on_cuda, inverse).expect("cuda");
+            assert_eq!(on_cuda, on_cpu, "coset ntt 2^{log_n}, inverse {inverse}");
+        }
+    }
+    let mut three = vec![Scalar::ONE; 3];
+    assert!(matches!(
+        kernels::ntt_on(&cuda, &mut three, false),
+        Err(Error::Shape { .. })
+    ));
+}
+
+#[test]
+#[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
+fn failed_cuda_call_is_typed_and_the_device_stays_usable() {
+    let lock = cuda_lock();
+    match lock.probe_device_memory(1 << 60) {
+        Err(Error::Cuda { call, detail, .. }) => {
+            assert!(call.contains("cudaMalloc"), "{call}");
+            assert!(detail.contains("cudaErrorMemoryAllocation"), "{detail}");
+        }
+        other => panic!("expected Error::Cuda, got {other:?}"),
+    }
+    drop(lock.try_lock().expect("released"));
+    let mut rng = common::rng("failed_cuda_call_is_typed_and_the_device_stays_usable");
+    let pts = points(&mut rng, 1000);
+    let s: Vec<Scalar> = (0..1000).map(|_| Scalar::random(&mut rng)).collect();
+    assert_eq!(
+        kernels::msm_g1_on(&lock, &pts, &s).expect("cuda"),
+        kernels::msm_g1(&pts, &s).expect("cpu")
+    );
+}
