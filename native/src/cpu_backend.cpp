@@ -21,18 +21,21 @@ struct cpu_circuit_t {
 class cpu_batch_t final : public kernel_batch_t {
 public:
     cpu_batch_t(const srs_t& srs, const std::vector<circuit_t>& circuits,
-                const std::vector<circuit_scalars_t>& scalars)
+                const std::vector<circuit_scalars_t>& scalars, thread_pool_t& pool)
         : srs_(srs), circuits_(circuits), prepared_(circuits.size())
     {
         for (size_t i = 0; i < circuits.size(); i++) {
             cpu_circuit_t& p = prepared_[i];
             const circuit_scalars_t& s = scalars[i];
-            for (size_t j = 0; j < s.aux.size(); j++)
-                p.l.add(&srs.l[j], &s.aux[j]);
-            for_each_a_term(circuits[i], s,
-                            [&](size_t k, const blst_scalar& x) { p.a.add(&srs.a[k], &x); });
-            for_each_b_term(circuits[i], s,
-                            [&](size_t k, const blst_scalar& x) { p.b_g1.add(&srs.b_g1[k], &x); });
+            p.l.assign(
+                s.aux.size(), [&](size_t k) { return &srs.l[k]; },
+                [&](size_t k) { return &s.aux[k]; }, pool);
+            p.a.assign(
+                s.a_terms.size(), [&](size_t k) { return &srs.a[k]; },
+                [&](size_t k) { return s.a_terms[k]; }, pool);
+            p.b_g1.assign(
+                s.b_terms.size(), [&](size_t k) { return &srs.b_g1[k]; },
+                [&](size_t k) { return s.b_terms[k]; }, pool);
         }
     }
 
@@ -64,9 +67,9 @@ public:
     std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
                                             const std::vector<circuit_t>& circuits,
                                             const std::vector<circuit_scalars_t>& scalars,
-                                            thread_pool_t&) override
+                                            thread_pool_t& pool) override
     {
-        return std::make_unique<cpu_batch_t>(srs, circuits, scalars);
+        return std::make_unique<cpu_batch_t>(srs, circuits, scalars, pool);
     }
 };
 

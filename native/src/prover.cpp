@@ -1,5 +1,8 @@
 #include "cuzk/prover.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "cuzk/background.hpp"
@@ -42,16 +45,45 @@ void validate(const circuit_t& c, const srs_t& srs, size_t i)
                   c.b_input.count() + c.b_aux.count());
 }
 
-// The preamble's common part: canonical scalars, and the B_G2 terms (the
-// G2 MSM stays on the CPU for every backend).
+// CUZK_TRACE_PREAMBLE=1 prints the preamble's step times to stderr; read
+// once, so that the hot path only tests a bool.
+class preamble_trace_t {
+public:
+    preamble_trace_t() : last_ns_(enabled() ? monotonic_ns() : 0) {}
+
+    void step(const char* name)
+    {
+        if (!enabled())
+            return;
+        const uint64_t now = monotonic_ns();
+        std::fprintf(stderr, "cuzk preamble: %-14s %8.2f ms\n", name, (now - last_ns_) / 1e6);
+        last_ns_ = now;
+    }
+
+private:
+    static bool enabled()
+    {
+        static const bool on = [] {
+            const char* v = std::getenv("CUZK_TRACE_PREAMBLE");
+            return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+        }();
+        return on;
+    }
+
+    uint64_t last_ns_;
+};
+
+// The preamble's common part: canonical scalars and term lists, and the
+// B_G2 terms (the G2 MSM stays on the CPU for every backend).
 void prepare_common(circuit_scalars_t& s, msm_split_t<blst_p2_affine>& b_g2, const circuit_t& c,
-                    const srs_t& srs, thread_pool_t& pool)
+                    const srs_t& srs, thread_pool_t& pool, preamble_trace_t& trace)
 {
-    s.input.resize(c.input.size);
-    s.aux.resize(c.aux.size);
-    fr_to_scalars(s.input.data(), c.input.data, c.input.size, pool);
-    fr_to_scalars(s.aux.data(), c.aux.data, c.aux.size, pool);
-    for_each_b_term(c, s, [&](size_t k, const blst_scalar& x) { b_g2.add(&srs.b_g2[k], &x); });
+    prepare_scalars(s, c, pool);
+    trace.step("scalars+terms");
+    b_g2.assign(
+        s.b_terms.size(), [&](size_t k) { return &srs.b_g2[k]; },
+        [&](size_t k) { return s.b_terms[k]; }, pool);
+    trace.step("b_g2 split");
 }
 
 blst_p1 affine_g1(const blst_p1_affine& a)
@@ -124,14 +156,16 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     kernel_backend_t& backend = lock.backend();
     std::vector<circuit_scalars_t> scalars(n);
     std::vector<msm_split_t<blst_p2_affine>> b_g2_terms(n);
+    preamble_trace_t trace;
     for (size_t i = 0; i < n; i++)
-        prepare_common(scalars[i], b_g2_terms[i], batch[i], srs, pool);
+        prepare_common(scalars[i], b_g2_terms[i], batch[i], srs, pool, trace);
     std::vector<blst_p2> b_g2(n);
     background_t b_g2_task([&] {
         for (size_t i = 0; i < n; i++)
             b_g2_terms[i].evaluate(b_g2[i], pool);
     });
     const std::unique_ptr<kernel_batch_t> kernels = backend.prepare(srs, batch, scalars, pool);
+    trace.step("backend");
 
     // 2. Kernel region, lock held once for the whole batch.
     std::vector<kernel_sums_t> sums(n);

@@ -92,107 +92,66 @@ impl ConstraintSystem<Scalar> for ProvingAssignment {
     }
 }
 
-impl ConstraintSystem<Scalar> for KeypairAssembly {
-    type Root = Self;
+/// The shape recorders (for parameters, and for compiled synthesis) share
+/// one adapter: allocation closures are never called, constraints recorded
+/// term by term.
+macro_rules! shape_constraint_system {
+    ($recorder:ty) => {
+        impl ConstraintSystem<Scalar> for $recorder {
+            type Root = Self;
 
-    fn new() -> Self {
-        KeypairAssembly::new()
-    }
+            fn new() -> Self {
+                <$recorder>::new()
+            }
 
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        Ok(Variable::new_unchecked(Index::Aux(self.push_aux())))
-    }
+            fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+            where
+                F: FnOnce() -> Result<Scalar, SynthesisError>,
+                A: FnOnce() -> AR,
+                AR: Into<String>,
+            {
+                Ok(Variable::new_unchecked(Index::Aux(self.push_aux())))
+            }
 
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        Ok(Variable::new_unchecked(Index::Input(self.push_input())))
-    }
+            fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+            where
+                F: FnOnce() -> Result<Scalar, SynthesisError>,
+                A: FnOnce() -> AR,
+                AR: Into<String>,
+            {
+                Ok(Variable::new_unchecked(Index::Input(self.push_input())))
+            }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        let [a, b, c] = sides(a, b, c);
-        self.push_constraint(terms(&a), terms(&b), terms(&c));
-    }
+            fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+            where
+                A: FnOnce() -> AR,
+                AR: Into<String>,
+                LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+                LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+                LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
+            {
+                let [a, b, c] = sides(a, b, c);
+                self.push_constraint(terms(&a), terms(&b), terms(&c));
+            }
 
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
+            fn push_namespace<NR, N>(&mut self, _: N)
+            where
+                NR: Into<String>,
+                N: FnOnce() -> NR,
+            {
+            }
 
-    fn pop_namespace(&mut self) {}
+            fn pop_namespace(&mut self) {}
 
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
+            fn get_root(&mut self) -> &mut Self::Root {
+                self
+            }
+        }
+    };
 }
 
-impl ConstraintSystem<Scalar> for ShapeRecorder {
-    type Root = Self;
-
-    fn new() -> Self {
-        ShapeRecorder::new()
-    }
-
-    fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        Ok(Variable::new_unchecked(Index::Aux(self.push_aux())))
-    }
-
-    fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        Ok(Variable::new_unchecked(Index::Input(self.push_input())))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        let [a, b, c] = sides(a, b, c);
-        self.push_constraint(terms(&a), terms(&b), terms(&c));
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
-}
+shape_constraint_system!(KeypairAssembly);
+shape_constraint_system!(ShapeRecorder);
 
 /// The witness recorder never calls the `enforce` closures: building and
 /// evaluating linear combinations is the work the compiled path saves.

@@ -18,10 +18,10 @@ constexpr size_t chunk_terms = size_t(1) << 16;
 
 size_t align256(size_t bytes) { return (bytes + 255) & ~size_t(255); }
 
-// One MSM of one circuit while it is being planned: its terms in SRS order
-// (A and B; L reads aux directly), and where each chunk's tail starts.
+// One MSM of one circuit while it is being planned: where each chunk's tail
+// starts. Its terms in SRS order are the preamble's (circuit_scalars_t): aux
+// for L, a_terms and b_terms for A and B.
 struct msm_terms_t {
-    std::vector<const blst_scalar*> terms;
     std::vector<size_t> chunk_tail;  // chunks + 1 prefix sums
 };
 
@@ -135,8 +135,11 @@ void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena, const
     const auto aux_at = [&](size_t i) {
         return [&, i](size_t k) -> const blst_scalar& { return scalars[i].aux[k]; };
     };
-    const auto term_at = [&](size_t t) {
-        return [&, t](size_t k) -> const blst_scalar& { return *terms[t].terms[k]; };
+    const auto a_at = [&](size_t i) {
+        return [&, i](size_t k) -> const blst_scalar& { return *scalars[i].a_terms[k]; };
+    };
+    const auto b_at = [&](size_t i) {
+        return [&, i](size_t k) -> const blst_scalar& { return *scalars[i].b_terms[k]; };
     };
 
     // Pass 1, and the staging layout: per circuit a, b, c, then each MSM's
@@ -145,15 +148,12 @@ void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena, const
     for (size_t i = 0; i < n; i++) {
         circuit_plan_t& p = plans[i];
         msm_terms_t* t = &terms[3 * i];
-        t[1].terms.reserve(srs.a.size());
-        for_each_a_term(circuits[i], scalars[i],
-                        [&](size_t, const blst_scalar& s) { t[1].terms.push_back(&s); });
-        t[2].terms.reserve(srs.b_g1.size());
-        for_each_b_term(circuits[i], scalars[i],
-                        [&](size_t, const blst_scalar& s) { t[2].terms.push_back(&s); });
+        CUZK_CHECK(scalars[i].a_terms.size() == srs.a.size() &&
+                       scalars[i].b_terms.size() == srs.b_g1.size(),
+                   "cuda backend: term lists do not fit the SRS");
         classify(p.l, t[0], scalars[i].aux.size(), aux_at(i), pool);
-        classify(p.a, t[1], t[1].terms.size(), term_at(3 * i + 1), pool);
-        classify(p.b_g1, t[2], t[2].terms.size(), term_at(3 * i + 2), pool);
+        classify(p.a, t[1], scalars[i].a_terms.size(), a_at(i), pool);
+        classify(p.b_g1, t[2], scalars[i].b_terms.size(), b_at(i), pool);
         p.constraints = circuits[i].a.size;
         bytes += 3 * align256(p.constraints * sizeof(blst_fr));
         for (const msm_plan_t* m : {&p.l, &p.a, &p.b_g1})
@@ -183,8 +183,8 @@ void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena, const
                 reinterpret_cast<blst_scalar*>(carve(msms[m]->tail * sizeof(blst_scalar)));
         }
         write_tail(p.l, terms[3 * i], aux_at(i), pool);
-        write_tail(p.a, terms[3 * i + 1], term_at(3 * i + 1), pool);
-        write_tail(p.b_g1, terms[3 * i + 2], term_at(3 * i + 2), pool);
+        write_tail(p.a, terms[3 * i + 1], a_at(i), pool);
+        write_tail(p.b_g1, terms[3 * i + 2], b_at(i), pool);
     }
 }
 

@@ -15,6 +15,7 @@
 #include "cuzk/circuit.hpp"
 #include "cuzk/srs.hpp"
 #include "cuzk/thread_pool.hpp"
+#include "cuzk/uninit.hpp"
 
 namespace cuzk {
 
@@ -31,11 +32,19 @@ struct kernel_sums_t {
     blst_p1 h, l, a, b_g1;
 };
 
-// One circuit's assignment as canonical scalars (blst_scalar_from_fr), made
-// once by the preamble for every backend and for the B_G2 MSM.
+// One circuit's assignment as canonical scalars (blst_scalar_from_fr), and
+// the terms of its A and B MSMs in SRS order: a_terms[k] is the scalar of the
+// k-th point of srs.a (every input, then the aux variables with A density),
+// b_terms[k] that of srs.b_g1 and srs.b_g2 (inputs, then aux variables, with
+// B density). Made once by prepare_scalars for every backend and for the
+// B_G2 MSM; the term lists point into input and aux.
 struct circuit_scalars_t {
-    std::vector<blst_scalar> input, aux;
+    uninit_vector_t<blst_scalar> input, aux;
+    uninit_vector_t<const blst_scalar*> a_terms, b_terms;
 };
+
+// Fills s for c, every O(aux) step in parallel on pool. c must be validated.
+void prepare_scalars(circuit_scalars_t& s, const circuit_t& c, thread_pool_t& pool);
 
 // What a batch reports after running.
 struct kernel_report_t {
@@ -66,33 +75,5 @@ public:
 };
 
 std::unique_ptr<kernel_backend_t> make_cpu_kernel_backend();
-
-// The terms of the A MSM in SRS order (every input, then the aux variables
-// with A density): fn(k, scalar) for the k-th point of srs.a.
-template <class F>
-void for_each_a_term(const circuit_t& c, const circuit_scalars_t& s, F&& fn)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < c.input.size; i++)
-        fn(k++, s.input[i]);
-    for (size_t j = 0; j < c.aux.size; j++)
-        if (c.a_aux.get(j))
-            fn(k++, s.aux[j]);
-}
-
-// The terms of the B MSMs in SRS order (inputs with B density, then aux
-// variables with B density): fn(k, scalar) for the k-th point of srs.b_g1
-// and srs.b_g2.
-template <class F>
-void for_each_b_term(const circuit_t& c, const circuit_scalars_t& s, F&& fn)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < c.input.size; i++)
-        if (c.b_input.get(i))
-            fn(k++, s.input[i]);
-    for (size_t j = 0; j < c.aux.size; j++)
-        if (c.b_aux.get(j))
-            fn(k++, s.aux[j]);
-}
 
 }  // namespace cuzk

@@ -2,6 +2,7 @@
 // summed by batch addition, the rest left to Pippenger.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "cuzk/group.hpp"
 #include "cuzk/msm.hpp"
 #include "cuzk/thread_pool.hpp"
+#include "cuzk/uninit.hpp"
 
 namespace cuzk {
 
@@ -21,16 +23,42 @@ class msm_split_t {
 public:
     using point_t = typename group_t<Affine>::point_t;
 
-    void add(const Affine* point, const blst_scalar* scalar)
+    // Sorts the n terms (point_at(k), scalar_at(k)), k in [0, n), in
+    // parallel: count each chunk's ones and tail, prefix-sum, then let each
+    // chunk write its own slices. Each kind keeps the terms' order.
+    template <class PointAt, class ScalarAt>
+    void assign(size_t n, PointAt point_at, ScalarAt scalar_at, thread_pool_t& pool)
     {
-        if (scalar_is_zero(*scalar))
-            return;
-        if (scalar_is_one(*scalar)) {
-            ones_.push_back(point);
-            return;
+        const size_t chunks = (n + chunk_terms - 1) / chunk_terms;
+        std::vector<size_t> ones(chunks + 1, 0), tail(chunks + 1, 0);
+        pool.parallel_for(chunks, [&](size_t c) {
+            for (size_t k = c * chunk_terms; k < std::min(n, (c + 1) * chunk_terms); k++) {
+                const blst_scalar& s = *scalar_at(k);
+                if (scalar_is_one(s))
+                    ones[c + 1]++;
+                else if (!scalar_is_zero(s))
+                    tail[c + 1]++;
+            }
+        });
+        for (size_t c = 0; c < chunks; c++) {
+            ones[c + 1] += ones[c];
+            tail[c + 1] += tail[c];
         }
-        tail_points_.push_back(point);
-        tail_scalars_.push_back(scalar);
+        ones_.resize(ones[chunks]);
+        tail_points_.resize(tail[chunks]);
+        tail_scalars_.resize(tail[chunks]);
+        pool.parallel_for(chunks, [&](size_t c) {
+            size_t o = ones[c], t = tail[c];
+            for (size_t k = c * chunk_terms; k < std::min(n, (c + 1) * chunk_terms); k++) {
+                const blst_scalar* s = scalar_at(k);
+                if (scalar_is_one(*s)) {
+                    ones_[o++] = point_at(k);
+                } else if (!scalar_is_zero(*s)) {
+                    tail_points_[t] = point_at(k);
+                    tail_scalars_[t++] = s;
+                }
+            }
+        });
     }
 
     size_t ones() const { return ones_.size(); }
@@ -47,9 +75,12 @@ public:
     }
 
 private:
-    std::vector<const Affine*> ones_;
-    std::vector<const Affine*> tail_points_;
-    std::vector<const blst_scalar*> tail_scalars_;
+    // Terms per chunk of assign.
+    static constexpr size_t chunk_terms = size_t(1) << 16;
+
+    uninit_vector_t<const Affine*> ones_;
+    uninit_vector_t<const Affine*> tail_points_;
+    uninit_vector_t<const blst_scalar*> tail_scalars_;
 };
 
 }  // namespace cuzk
