@@ -86,9 +86,9 @@ fn gpu_workers_take_priority_then_age_then_index() {
 
 #[test]
 fn among_equal_priorities_the_older_job_finishes_first() {
-    // One GPU worker: with two, the native lock (a plain mutex, not FIFO)
-    // can let one worker retake it while the other still waits with an
-    // older job's partition, and the order would be the lock's, not ours.
+    // One GPU worker: with two, the workers' preambles race to the lock
+    // (first come, first served), so completion order would also depend on
+    // preamble lengths, not only on the engine's queue order tested here.
     let engine = engine(2, 1);
     let handles: Vec<_> = (0..3).map(|r| engine.submit(request(r, 3))).collect();
     let finished: Vec<u64> = handles

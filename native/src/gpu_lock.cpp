@@ -24,7 +24,11 @@ uint64_t gpu_lock_t::lock()
                "gpu_lock_t: device " + std::to_string(device_) +
                    " is already held by this thread (the lock is not re-entrant)");
     const uint64_t asked = monotonic_ns();
-    mutex_.lock();
+    {
+        std::unique_lock<std::mutex> guard(state_);
+        const uint64_t ticket = next_ticket_++;
+        turn_.wait(guard, [&] { return serving_ == ticket; });
+    }
     const uint64_t now = monotonic_ns();
     on_taken(now - asked, now);
     return now;
@@ -32,8 +36,14 @@ uint64_t gpu_lock_t::lock()
 
 bool gpu_lock_t::try_lock()
 {
-    if (owner_.load() == std::this_thread::get_id() || !mutex_.try_lock())
+    if (owner_.load() == std::this_thread::get_id())
         return false;
+    {
+        std::lock_guard<std::mutex> guard(state_);
+        if (serving_ != next_ticket_)  // held, or others are waiting their turn
+            return false;
+        next_ticket_++;
+    }
     on_taken(0, monotonic_ns());
     return true;
 }
@@ -51,7 +61,11 @@ uint64_t gpu_lock_t::unlock() noexcept
     const uint64_t now = monotonic_ns();
     hold_ns_.fetch_add(now - taken_ns_);
     owner_.store(std::thread::id());
-    mutex_.unlock();
+    {
+        std::lock_guard<std::mutex> guard(state_);
+        serving_++;
+    }
+    turn_.notify_all();
     return now;
 }
 

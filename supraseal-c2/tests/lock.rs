@@ -87,3 +87,29 @@ fn monotonic_ns_moves_forward() {
     let b = monotonic_ns();
     assert!(b >= a + 2_000_000, "{a} -> {b}");
 }
+
+#[test]
+fn waiters_take_the_lock_in_the_order_they_asked() {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    let lock = Arc::new(supraseal_c2::GpuLock::new(0));
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let held = lock.lock();
+    let mut waiters = Vec::new();
+    for i in 0..4 {
+        let (lock, order) = (Arc::clone(&lock), Arc::clone(&order));
+        waiters.push(std::thread::spawn(move || {
+            let _g = lock.lock();
+            order.lock().unwrap().push(i);
+            // Hold briefly so that a late waiter could overtake an unfair lock.
+            std::thread::sleep(Duration::from_millis(5));
+        }));
+        // Let waiter i block on the lock before waiter i + 1 asks.
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(held);
+    for w in waiters {
+        w.join().unwrap();
+    }
+    assert_eq!(*order.lock().unwrap(), vec![0, 1, 2, 3]);
+}

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -21,6 +22,11 @@ struct gpu_lock_stats_t {
 // One device's lock, and the backend that runs the kernel region under it
 // (kernel_backend.hpp). Not re-entrant: taking it on the thread that holds
 // it throws instead of deadlocking. Released only by the thread that took it.
+//
+// First come, first served (a ticket lock): with a plain mutex one GPU
+// worker can take the lock again and again while another, waiting with an
+// older job's partition, starves, and the engine's "oldest job finishes
+// first" order breaks.
 class gpu_lock_t {
 public:
     // With the CPU backend.
@@ -46,11 +52,14 @@ public:
 private:
     void on_taken(uint64_t waited_ns, uint64_t now_ns) noexcept;
 
-    std::mutex mutex_;
+    std::mutex state_;               // guards the tickets, not the device
+    std::condition_variable turn_;   // signalled when serving_ moves on
+    uint64_t next_ticket_ = 0;       // drawn by the next lock(); guarded by state_
+    uint64_t serving_ = 0;           // the ticket that holds the lock; free when == next_ticket_
     const uint32_t device_;
     const std::unique_ptr<kernel_backend_t> backend_;
     std::atomic<std::thread::id> owner_{};
-    uint64_t taken_ns_ = 0;  // written and read only while mutex_ is held
+    uint64_t taken_ns_ = 0;  // written and read only by the holder
     std::atomic<uint64_t> acquisitions_{0};
     std::atomic<uint64_t> wait_ns_{0};
     std::atomic<uint64_t> hold_ns_{0};
