@@ -32,7 +32,7 @@ for s in $SECTIONS; do case $s in
     m)        run cached-M sweep --backend cuda --workload sha-chain --size 38 --partitions 10 --requests 3 \
                   --cached-synthesis --partition-workers-list 1 --gpu-workers-list 1,2 --json "$OUT/cached-M.json" ;;
     l-cached) run cached-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \
-                  --cached-synthesis --partition-workers-list 1 --gpu-workers-list 1,2 --json "$OUT/cached-L.json" ;;
+                  --cached-synthesis --partition-workers-list 1 --gpu-workers-list 1,2,4 --json "$OUT/cached-L.json" ;;
     l-full)   run full-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \
                   --partition-workers-list 4,8,14 --gpu-workers-list 2 --json "$OUT/full-L.json" \
                   --timeline "$OUT/timeline-L.svg" ;;
