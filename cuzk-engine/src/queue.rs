@@ -93,21 +93,18 @@ impl<T: Ranked> WorkQueue<T> {
 
     /// Adds `item` whatever the queue holds. Gives it back if closed.
     pub(crate) fn push(&self, item: T) -> Result<(), T> {
-        let mut state = self.state.lock();
-        if state.closed {
-            return Err(item);
-        }
-        state.heap.push(Entry(item));
-        drop(state);
-        self.arrived.notify_one();
-        Ok(())
+        self.push_within(usize::MAX, item)
     }
 
     /// Adds `item`, first waiting while the queue holds `capacity` items or
     /// more. Gives it back if the queue is (or gets) closed.
     pub(crate) fn push_bounded(&self, item: T) -> Result<(), T> {
+        self.push_within(self.capacity, item)
+    }
+
+    fn push_within(&self, limit: usize, item: T) -> Result<(), T> {
         let mut state = self.state.lock();
-        while !state.closed && state.heap.len() >= self.capacity {
+        while !state.closed && state.heap.len() >= limit {
             self.freed.wait(&mut state);
         }
         if state.closed {

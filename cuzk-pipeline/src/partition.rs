@@ -43,16 +43,32 @@ pub struct PartitionProof {
 
 /// Synthesizes the `workload` circuit for `seed` on the calling thread.
 pub fn synthesize_partition(workload: Workload, seed: u64) -> Result<Partition, PipelineError> {
-    let synth_started_ns = monotonic_ns();
-    let assignment = ProvingAssignment::synthesize(workload.circuit(seed))?;
-    Ok(Partition {
-        workload,
-        seed,
-        assignment,
-        synth_started_ns,
-        synth_ended_ns: monotonic_ns(),
-        compiled: None,
+    Partition::timed(workload, seed, || {
+        Ok((ProvingAssignment::synthesize(workload.circuit(seed))?, None))
     })
+}
+
+impl Partition {
+    /// Runs `synthesize` between two instants of the shared clock.
+    pub(crate) fn timed(
+        workload: Workload,
+        seed: u64,
+        synthesize: impl FnOnce() -> Result<
+            (ProvingAssignment, Option<bellperson_lite::SynthesisTimings>),
+            PipelineError,
+        >,
+    ) -> Result<Self, PipelineError> {
+        let synth_started_ns = monotonic_ns();
+        let (assignment, compiled) = synthesize()?;
+        Ok(Partition {
+            workload,
+            seed,
+            assignment,
+            synth_started_ns,
+            synth_ended_ns: monotonic_ns(),
+            compiled,
+        })
+    }
 }
 
 /// Proves `partition` with fresh random blinding. The lock is held only in

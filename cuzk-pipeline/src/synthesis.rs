@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use bellperson_lite::{CompiledError, CompiledShape};
 use parking_lot::Mutex;
-use supraseal_c2::monotonic_ns;
 
 use crate::{Partition, PipelineError, Workload};
 
@@ -124,14 +123,8 @@ pub fn synthesize_compiled(
     workload: Workload,
     seed: u64,
 ) -> Result<Partition, PipelineError> {
-    let synth_started_ns = monotonic_ns();
-    let (assignment, split) = shape.synthesize(workload.circuit(seed))?;
-    Ok(Partition {
-        workload,
-        seed,
-        assignment,
-        synth_started_ns,
-        synth_ended_ns: monotonic_ns(),
-        compiled: Some(split),
+    Partition::timed(workload, seed, || {
+        let (assignment, split) = shape.synthesize(workload.circuit(seed))?;
+        Ok((assignment, Some(split)))
     })
 }
