@@ -36,9 +36,10 @@ pub struct SetupArgs {
     params: PathBuf,
 }
 
-/// Arguments of `cuzk prove`.
+/// One request and the parameters it is proved with: what `prove` and
+/// `verify` share.
 #[derive(Args, Debug)]
-pub struct ProveArgs {
+pub struct RequestArgs {
     #[command(flatten)]
     workload: WorkloadArgs,
     /// Parameters file written by `cuzk setup` (or bellperson).
@@ -50,6 +51,22 @@ pub struct ProveArgs {
     /// Request number: partition j uses seed request*partitions + j.
     #[arg(long, default_value_t = 0)]
     request: u64,
+}
+
+impl RequestArgs {
+    fn resolve(&self) -> Result<Workload, Box<dyn std::error::Error>> {
+        if self.partitions == 0 {
+            return Err("--partitions must be at least 1".into());
+        }
+        Ok(self.workload.resolve()?)
+    }
+}
+
+/// Arguments of `cuzk prove`.
+#[derive(Args, Debug)]
+pub struct ProveArgs {
+    #[command(flatten)]
+    request: RequestArgs,
     /// Where to write the request proof (192 bytes per partition).
     #[arg(long)]
     out: PathBuf,
@@ -62,16 +79,7 @@ pub struct ProveArgs {
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
     #[command(flatten)]
-    workload: WorkloadArgs,
-    /// Parameters file the proof was made with.
-    #[arg(long)]
-    params: PathBuf,
-    /// Partitions in the request.
-    #[arg(long, default_value_t = 1)]
-    partitions: usize,
-    /// Request number the proof claims.
-    #[arg(long, default_value_t = 0)]
-    request: u64,
+    request: RequestArgs,
     /// The request proof to check.
     #[arg(long)]
     proof: PathBuf,
@@ -96,16 +104,14 @@ pub fn setup(args: &SetupArgs) -> CliResult {
 
 /// `cuzk prove`.
 pub fn prove(args: &ProveArgs) -> CliResult {
-    let workload = args.workload.resolve()?;
-    if args.partitions == 0 {
-        return Err("--partitions must be at least 1".into());
-    }
-    let key = keys::load(&args.params)?;
+    let req = &args.request;
+    let workload = req.resolve()?;
+    let key = keys::load(&req.params)?;
     let lock = supraseal_c2::GpuLock::with_backend(0, args.backend.parse()?)?;
     let started = Instant::now();
-    let mut proofs = Vec::with_capacity(args.partitions);
-    for j in 0..args.partitions {
-        let seed = partition_seed(args.request, args.partitions, j);
+    let mut proofs = Vec::with_capacity(req.partitions);
+    for j in 0..req.partitions {
+        let seed = partition_seed(req.request, req.partitions, j);
         let partition = cuzk_pipeline::synthesize_partition(workload, seed)?;
         cuzk_pipeline::check_params(&key.params, &partition)?;
         let proof = cuzk_pipeline::gpu_prove(&partition, &key.srs, &lock)?;
@@ -113,7 +119,7 @@ pub fn prove(args: &ProveArgs) -> CliResult {
         eprintln!(
             "partition {}/{}: synthesis {:.3} s, prove {:.3} s (kernel region {:.3} s on {}, SRS {})",
             j + 1,
-            args.partitions,
+            req.partitions,
             partition.synth_ns() as f64 * 1e-9,
             total_prove_ns(t) as f64 * 1e-9,
             t.kernel_ns as f64 * 1e-9,
@@ -136,18 +142,16 @@ pub fn prove(args: &ProveArgs) -> CliResult {
 
 /// `cuzk verify`.
 pub fn verify(args: &VerifyArgs) -> CliResult {
-    let workload = args.workload.resolve()?;
-    if args.partitions == 0 {
-        return Err("--partitions must be at least 1".into());
-    }
+    let req = &args.request;
+    let workload = req.resolve()?;
     let bytes = std::fs::read(&args.proof)
         .map_err(|e| format!("cannot read proof {}: {e}", args.proof.display()))?;
-    let proofs = cuzk_pipeline::decode_request_proof(&bytes, args.partitions)?;
-    let vk = keys::load_verifying_key(&args.params)?;
-    cuzk_pipeline::verify_request(&vk, workload, args.request, &proofs)?;
+    let proofs = cuzk_pipeline::decode_request_proof(&bytes, req.partitions)?;
+    let vk = keys::load_verifying_key(&req.params)?;
+    cuzk_pipeline::verify_request(&vk, workload, req.request, &proofs)?;
     println!(
         "ok: {} partition proofs of {workload} request {} verify",
-        args.partitions, args.request
+        req.partitions, req.request
     );
     Ok(())
 }
