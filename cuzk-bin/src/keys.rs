@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use bellperson_lite::{Parameters, PreparedVerifyingKey};
+use bellperson_lite::{Parameters, PreparedVerifyingKey, VerifyingKey};
 use supraseal_c2::Srs;
 
 /// Parameters read from a file, with their native SRS.
@@ -27,8 +27,11 @@ pub fn load(path: &Path) -> Result<LoadedKey, Box<dyn std::error::Error>> {
     Ok(LoadedKey { params, srs })
 }
 
-/// Reads `path` and prepares its verifying key.
+/// Reads only the verifying key at the head of the parameters file `path`
+/// (the proving key's points after it are not needed, nor checked).
 pub fn load_verifying_key(path: &Path) -> Result<PreparedVerifyingKey, Box<dyn std::error::Error>> {
-    let params = Parameters::read_file(path)?;
-    Ok(bellperson_lite::prepare_verifying_key(&params.vk))
+    let file = std::fs::File::open(path)
+        .map_err(|e| format!("cannot read parameters {}: {e}", path.display()))?;
+    let vk = VerifyingKey::read(std::io::BufReader::new(file))?;
+    Ok(bellperson_lite::prepare_verifying_key(&vk))
 }
