@@ -8,7 +8,7 @@ use bellperson_lite::{
     verify_proofs_batch, Proof, ProverError, ProvingAssignment,
 };
 use blstrs::Scalar;
-use common::{blinding, mul_chain_inputs, params, reference, rng, witness};
+use common::{blinding, mul_chain_inputs, params, reference, rng, witness, Mixed};
 use supraseal_c2::GpuLock;
 
 const N: usize = 200;
@@ -32,6 +32,28 @@ fn native_proofs_equal_reference_proofs_and_verify() {
         assert!(verify_proof(&pvk, proof, &inputs).unwrap());
     }
     assert!(lock.stats().acquisitions >= 1);
+}
+
+/// Irregular 0 / 1 / other values and densities over more aux variables than
+/// one chunk of the prover's term sorting (65,536), so that chunks start in
+/// the middle of bitmap words.
+#[test]
+fn mixed_values_and_densities_equal_reference_proofs() {
+    let shape = Mixed {
+        vars: 70_000,
+        seed: 3,
+    };
+    let params = bellperson_lite::generate_random_parameters(shape.clone(), &mut rng(31)).unwrap();
+    let srs = params.srs().unwrap();
+    let lock = GpuLock::new(0);
+    let pvk = prepare_verifying_key(&params.vk);
+    let p = ProvingAssignment::synthesize(shape.clone()).unwrap();
+    let (r, s) = blinding(32);
+    let (proofs, _) = prove_from_assignments(std::slice::from_ref(&p), &srs, &lock, &[r], &[s])
+        .unwrap();
+    let expected = reference::prove(&params, &p, r, s);
+    assert_eq!(proofs[0].to_bytes(), expected.to_bytes());
+    assert!(verify_proof(&pvk, &proofs[0], &shape.inputs()).unwrap());
 }
 
 #[test]

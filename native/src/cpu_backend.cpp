@@ -5,37 +5,28 @@
 #include "cuzk/gather.hpp"
 #include "cuzk/kernel_backend.hpp"
 #include "cuzk/msm.hpp"
-#include "cuzk/msm_split.hpp"
 #include "cuzk/quotient.hpp"
+#include "cuzk/uninit.hpp"
 
 namespace cuzk {
 
 namespace {
 
-// One circuit's L, A and B_G1 terms sorted by scalar (0 / 1 / other). The
-// splits point into the preamble's scalars and the SRS: never copied.
-struct cpu_circuit_t {
-    msm_split_t<blst_p1_affine> l, a, b_g1;
-};
-
 class cpu_batch_t final : public kernel_batch_t {
 public:
+    // The tails live in one heap block owned by the batch.
     cpu_batch_t(const srs_t& srs, const std::vector<circuit_t>& circuits,
-                const std::vector<circuit_scalars_t>& scalars, thread_pool_t& pool)
-        : srs_(srs), circuits_(circuits), prepared_(circuits.size())
+                std::vector<circuit_terms_t>& terms, thread_pool_t& pool)
+        : srs_(srs), circuits_(circuits), terms_(terms)
     {
-        for (size_t i = 0; i < circuits.size(); i++) {
-            cpu_circuit_t& p = prepared_[i];
-            const circuit_scalars_t& s = scalars[i];
-            p.l.assign(
-                s.aux.size(), [&](size_t k) { return &srs.l[k]; },
-                [&](size_t k) { return &s.aux[k]; }, pool);
-            p.a.assign(
-                s.a_terms.size(), [&](size_t k) { return &srs.a[k]; },
-                [&](size_t k) { return s.a_terms[k]; }, pool);
-            p.b_g1.assign(
-                s.b_terms.size(), [&](size_t k) { return &srs.b_g1[k]; },
-                [&](size_t k) { return s.b_terms[k]; }, pool);
+        size_t bytes = 0;
+        for (const circuit_terms_t& t : terms)
+            bytes += t.tail_bytes();
+        tails_.resize(bytes / 256 + 1);
+        char* at = reinterpret_cast<char*>(tails_.data());
+        for (circuit_terms_t& t : terms) {
+            t.fill(at, pool);
+            at += t.tail_bytes();
         }
     }
 
@@ -46,9 +37,9 @@ public:
             const std::vector<blst_scalar> h = h_coefficients(circuits_[i], srs_.domain(), pool);
             msm(out.h, gather_t<blst_p1_affine>::contiguous(srs_.h.data(), srs_.h.size()),
                 gather_t<blst_scalar>::contiguous(h.data(), h.size()), pool);
-            prepared_[i].l.evaluate(out.l, pool);
-            prepared_[i].a.evaluate(out.a, pool);
-            prepared_[i].b_g1.evaluate(out.b_g1, pool);
+            msm(out.l, srs_.l.data(), terms_[i].l, pool);
+            msm(out.a, srs_.a.data(), terms_[i].a, pool);
+            msm(out.b_g1, srs_.b_g1.data(), terms_[i].b, pool);
         }
     }
 
@@ -57,7 +48,12 @@ public:
 private:
     const srs_t& srs_;
     const std::vector<circuit_t>& circuits_;
-    std::vector<cpu_circuit_t> prepared_;
+    const std::vector<circuit_terms_t>& terms_;
+    // 256-byte blocks (alignas), as circuit_terms_t::fill wants.
+    struct alignas(256) block_t {
+        char bytes[256];
+    };
+    uninit_vector_t<block_t> tails_;
 };
 
 class cpu_backend_t final : public kernel_backend_t {
@@ -66,10 +62,10 @@ public:
 
     std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
                                             const std::vector<circuit_t>& circuits,
-                                            const std::vector<circuit_scalars_t>& scalars,
+                                            std::vector<circuit_terms_t>& terms,
                                             thread_pool_t& pool) override
     {
-        return std::make_unique<cpu_batch_t>(srs, circuits, scalars, pool);
+        return std::make_unique<cpu_batch_t>(srs, circuits, terms, pool);
     }
 };
 

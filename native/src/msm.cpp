@@ -134,7 +134,51 @@ void batch_add_any(typename group_t<Affine>::point_t& out, const gather_t<Affine
         G::add(out, out, p);
 }
 
+template <class Affine>
+void msm_plan_any(typename group_t<Affine>::point_t& out, const Affine* points,
+                  const term_plan_t& plan, thread_pool_t& pool)
+{
+    using G = group_t<Affine>;
+    using point_t = typename G::point_t;
+    // The ones: each task sums the points of its words' set bits.
+    const size_t words = plan.ones.size();
+    const size_t tasks = std::min(ceil_div(words, 64), 4 * pool.size());
+    const size_t step = tasks == 0 ? 0 : ceil_div(words, tasks);
+    std::vector<point_t> partial(tasks == 0 ? 0 : ceil_div(words, step));
+    pool.parallel_for(partial.size(), [&](size_t c) {
+        std::vector<const Affine*> picked;
+        for (size_t w = c * step; w < std::min(words, (c + 1) * step); w++)
+            for (uint64_t bits = plan.ones[w]; bits != 0; bits &= bits - 1)
+                picked.push_back(points + w * 64 + static_cast<size_t>(__builtin_ctzll(bits)));
+        partial[c] = {};
+        if (!picked.empty())
+            G::sum(partial[c], picked.data(), picked.size());
+    });
+    // The tail: an MSM gathered through pointers.
+    std::vector<const Affine*> tail(plan.tail);
+    pool.parallel_range(plan.tail, size_t(1) << 14, [&](size_t lo, size_t hi) {
+        for (size_t k = lo; k < hi; k++)
+            tail[k] = points + plan.tail_index[k];
+    });
+    point_t sum;
+    msm_any(sum, gather_t<Affine>::indirect(tail.data(), tail.size()),
+            gather_t<blst_scalar>::contiguous(plan.tail_scalar, plan.tail), pool);
+    for (const auto& p : partial)
+        G::add(sum, sum, p);
+    out = sum;
+}
+
 }  // namespace
+
+void msm(blst_p1& out, const blst_p1_affine* points, const term_plan_t& plan, thread_pool_t& pool)
+{
+    msm_plan_any(out, points, plan, pool);
+}
+
+void msm(blst_p2& out, const blst_p2_affine* points, const term_plan_t& plan, thread_pool_t& pool)
+{
+    msm_plan_any(out, points, plan, pool);
+}
 
 void msm(blst_p1& out, const gather_t<blst_p1_affine>& points,
          const gather_t<blst_scalar>& scalars, thread_pool_t& pool)

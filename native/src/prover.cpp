@@ -11,7 +11,8 @@
 #include "cuzk/fr.hpp"
 #include "cuzk/group.hpp"
 #include "cuzk/kernel_backend.hpp"
-#include "cuzk/msm_split.hpp"
+#include "cuzk/msm.hpp"
+#include "cuzk/terms.hpp"
 #include "cuzk/quotient.hpp"
 
 namespace cuzk {
@@ -72,19 +73,6 @@ private:
 
     uint64_t last_ns_;
 };
-
-// The preamble's common part: canonical scalars and term lists, and the
-// B_G2 terms (the G2 MSM stays on the CPU for every backend).
-void prepare_common(circuit_scalars_t& s, msm_split_t<blst_p2_affine>& b_g2, const circuit_t& c,
-                    const srs_t& srs, thread_pool_t& pool, preamble_trace_t& trace)
-{
-    prepare_scalars(s, c, pool);
-    trace.step("scalars+terms");
-    b_g2.assign(
-        s.b_terms.size(), [&](size_t k) { return &srs.b_g2[k]; },
-        [&](size_t k) { return s.b_terms[k]; }, pool);
-    trace.step("b_g2 split");
-}
 
 blst_p1 affine_g1(const blst_p1_affine& a)
 {
@@ -152,20 +140,26 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     for (size_t i = 0; i < n; i++)
         validate(batch[i], srs, i);
 
-    // 1. Preamble, lock not held.
+    // 1. Preamble, lock not held: sort each circuit's terms by scalar, then
+    // let the backend stage them. The B_G2 MSM (always on the CPU) runs
+    // beside the rest, at background priority on the pool: it is needed only
+    // by the epilogue, so it must not hold up this or another worker's
+    // preamble.
     kernel_backend_t& backend = lock.backend();
-    std::vector<circuit_scalars_t> scalars(n);
-    std::vector<msm_split_t<blst_p2_affine>> b_g2_terms(n);
     preamble_trace_t trace;
+    std::vector<circuit_terms_t> terms(n);
     for (size_t i = 0; i < n; i++)
-        prepare_common(scalars[i], b_g2_terms[i], batch[i], srs, pool, trace);
+        terms[i].classify(batch[i], pool);
+    trace.step("classify");
+    const std::unique_ptr<kernel_batch_t> kernels = backend.prepare(srs, batch, terms, pool);
+    trace.step("backend");
     std::vector<blst_p2> b_g2(n);
     background_t b_g2_task([&] {
-        for (size_t i = 0; i < n; i++)
-            b_g2_terms[i].evaluate(b_g2[i], pool);
+        thread_pool_t::with_priority(thread_pool_t::priority_t::background, [&] {
+            for (size_t i = 0; i < n; i++)
+                msm(b_g2[i], srs.b_g2.data(), terms[i].b, pool);
+        });
     });
-    const std::unique_ptr<kernel_batch_t> kernels = backend.prepare(srs, batch, scalars, pool);
-    trace.step("backend");
 
     // 2. Kernel region, lock held once for the whole batch.
     std::vector<kernel_sums_t> sums(n);

@@ -86,30 +86,43 @@ void thread_pool_t::run_indices(job_t& job)
     }
 }
 
+thread_local thread_pool_t::priority_t thread_pool_t::thread_priority_ =
+    thread_pool_t::priority_t::normal;
+
+std::shared_ptr<thread_pool_t::job_t> thread_pool_t::next_job()
+{
+    for (auto& queue : jobs_) {
+        // Every index of the front job claimed: nothing left to share.
+        while (!queue.empty() && queue.front()->next.load() >= queue.front()->n)
+            queue.pop_front();
+        if (!queue.empty())
+            return queue.front();
+    }
+    return nullptr;
+}
+
 void thread_pool_t::worker_loop()
 {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-        wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+        std::shared_ptr<job_t> job;
+        wake_.wait(lock, [&] { return stopping_ || (job = next_job()) != nullptr; });
         if (stopping_)
             return;
-        std::shared_ptr<job_t> job = jobs_.front();
-        if (job->next.load() >= job->n) {
-            jobs_.pop_front();  // every index claimed: nothing left to share
-            continue;
-        }
         lock.unlock();
         run_indices(*job);
+        job.reset();
         lock.lock();
     }
 }
 
-void thread_pool_t::retire(const std::shared_ptr<job_t>& job)
+void thread_pool_t::retire(const std::shared_ptr<job_t>& job, priority_t priority)
 {
     std::lock_guard<std::mutex> guard(mutex_);
-    const auto it = std::find(jobs_.begin(), jobs_.end(), job);
-    if (it != jobs_.end())
-        jobs_.erase(it);
+    auto& queue = jobs_[static_cast<size_t>(priority)];
+    const auto it = std::find(queue.begin(), queue.end(), job);
+    if (it != queue.end())
+        queue.erase(it);
 }
 
 void thread_pool_t::parallel_for(size_t n, const std::function<void(size_t)>& fn)
@@ -122,9 +135,10 @@ void thread_pool_t::parallel_for(size_t n, const std::function<void(size_t)>& fn
         return;
     }
     auto job = std::make_shared<job_t>(n, fn);
+    const priority_t priority = thread_priority_;
     {
         std::lock_guard<std::mutex> guard(mutex_);
-        jobs_.push_back(job);
+        jobs_[static_cast<size_t>(priority)].push_back(job);
     }
     wake_.notify_all();
     run_indices(*job);
@@ -132,7 +146,7 @@ void thread_pool_t::parallel_for(size_t n, const std::function<void(size_t)>& fn
         std::unique_lock<std::mutex> lock(job->mutex);
         job->done.wait(lock, [&] { return job->finished.load() == n; });
     }
-    retire(job);
+    retire(job, priority);
     if (job->error)
         std::rethrow_exception(job->error);
 }

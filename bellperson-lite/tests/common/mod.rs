@@ -89,3 +89,71 @@ pub fn blinding(seed: u64) -> (Scalar, Scalar) {
     let mut r = rng(seed);
     (Scalar::random(&mut r), Scalar::random(&mut r))
 }
+
+/// A circuit whose values and densities are irregular: each of `vars` aux
+/// variables is 0, 1 or another value, and sits in A only, B only, both or
+/// neither, both chosen by a hash of its index; three inputs (another value,
+/// 1 and 0) of which only the second is in B. It exercises every branch of
+/// the prover's term sorting, across its chunks and bitmap words.
+#[derive(Clone, Debug)]
+pub struct Mixed {
+    /// Aux variables.
+    pub vars: usize,
+    /// Chooses the values and the shape.
+    pub seed: u64,
+}
+
+impl Mixed {
+    fn hash(&self, k: usize) -> u64 {
+        let mut x = (k as u64 ^ self.seed.rotate_left(17)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x ^= x >> 31;
+        x.wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ (x >> 29)
+    }
+
+    /// The value of aux variable k: 0, 1 or a larger one, about a third each.
+    pub fn value(&self, k: usize) -> Scalar {
+        match self.hash(k) % 3 {
+            0 => Scalar::ZERO,
+            1 => Scalar::ONE,
+            _ => Scalar::from(self.hash(k) >> 8),
+        }
+    }
+
+    /// The public inputs.
+    pub fn inputs(&self) -> Vec<Scalar> {
+        vec![Scalar::from(self.seed + 5), Scalar::ONE, Scalar::ZERO]
+    }
+}
+
+impl Circuit<Scalar> for Mixed {
+    fn synthesize<CS: ConstraintSystem<Scalar>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
+        let inputs = self.inputs();
+        let p: Vec<Variable> = (0..3)
+            .map(|i| cs.alloc_input(|| format!("p{i}"), || Ok(inputs[i])))
+            .collect::<Result<_, _>>()?;
+        cs.enforce(|| "p0", |lc| lc + p[0], |lc| lc + CS::one(), |lc| lc + p[0]);
+        cs.enforce(|| "p1", |lc| lc + CS::one(), |lc| lc + p[1], |lc| lc + p[1]);
+        cs.enforce(|| "p2", |lc| lc + p[2], |lc| lc + CS::one(), |lc| lc + p[2]);
+        for k in 0..self.vars {
+            let v = self.value(k);
+            let x = cs.alloc(|| format!("x{k}"), || Ok(v))?;
+            match (self.hash(k) >> 4) % 4 {
+                0 => cs.enforce(|| k.to_string(), |lc| lc + x, |lc| lc + CS::one(), |lc| lc + x),
+                1 => cs.enforce(|| k.to_string(), |lc| lc + CS::one(), |lc| lc + x, |lc| lc + x),
+                2 => cs.enforce(
+                    || k.to_string(),
+                    |lc| lc + x,
+                    |lc| lc + x,
+                    |lc| lc + (v.square(), CS::one()),
+                ),
+                _ => cs.enforce(
+                    || k.to_string(),
+                    |lc| lc + CS::one(),
+                    |lc| lc + (v, CS::one()),
+                    |lc| lc + x,
+                ),
+            }
+        }
+        Ok(())
+    }
+}

@@ -58,10 +58,10 @@ class cuda_batch_t final : public kernel_batch_t {
 public:
     cuda_batch_t(cuda_backend_t& backend, const srs_t& srs,
                  const std::vector<circuit_t>& circuits,
-                 const std::vector<circuit_scalars_t>& scalars, thread_pool_t& pool)
+                 std::vector<circuit_terms_t>& terms, thread_pool_t& pool)
         : backend_(backend), srs_(srs), staging_(backend.staging().take())
     {
-        plan_batch(plans_, staging_->arena(), srs, circuits, scalars, pool);
+        plan_batch(plans_, staging_->arena(), circuits, terms, pool);
     }
 
     void run(std::vector<kernel_sums_t>& sums, thread_pool_t&) override
@@ -131,9 +131,9 @@ const std::shared_ptr<cuda_device_t>& cuda_backend_t::context()
 
 std::unique_ptr<kernel_batch_t> cuda_backend_t::prepare(
     const srs_t& srs, const std::vector<circuit_t>& circuits,
-    const std::vector<circuit_scalars_t>& scalars, thread_pool_t& pool)
+    std::vector<circuit_terms_t>& terms, thread_pool_t& pool)
 {
-    return std::make_unique<cuda_batch_t>(*this, srs, circuits, scalars, pool);
+    return std::make_unique<cuda_batch_t>(*this, srs, circuits, terms, pool);
 }
 
 }  // namespace cuzk

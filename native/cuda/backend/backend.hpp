@@ -72,23 +72,16 @@ private:
     std::vector<std::unique_ptr<pinned_arena_t>> free_;
 };
 
-// One MSM's terms for the GPU, in the point set's order: the points whose
-// scalar is 1 as a bitmap (batch addition), the rest whose scalar is not 0
-// (the tail) as ascending indices with their canonical scalars, contiguous
-// in pinned staging (a gathered MSM).
-struct msm_plan_t {
-    size_t points = 0;            // the point set's length, the bitmap's bits
-    std::vector<uint64_t> ones;   // (points + 63) / 64 words
-    size_t tail = 0;
-    uint32_t* tail_index = nullptr;      // pinned, ascending
-    blst_scalar* tail_scalar = nullptr;  // pinned
-};
-
-// What the kernel region needs for one circuit, made by the preamble.
+// What the kernel region needs for one circuit, made by the preamble: a, b,
+// c in pinned memory (the caller's own when it is pinned, else staging), and
+// the L, A and B_G1 terms (the prover's circuit_terms_t, tails in staging).
 struct circuit_plan_t {
-    const blst_fr* abc[3] = {nullptr, nullptr, nullptr};  // a, b, c in pinned staging
+    const blst_fr* abc[3] = {nullptr, nullptr, nullptr};
     size_t constraints = 0;
-    msm_plan_t l, a, b_g1;
+    const term_plan_t* l = nullptr;
+    const term_plan_t* a = nullptr;
+    const term_plan_t* b_g1 = nullptr;
+    bool staged_abc = false;  // a, b, c copied into staging
 };
 
 // A lock's CUDA backend.
@@ -100,7 +93,7 @@ public:
     backend_t kind() const noexcept override { return backend_t::cuda; }
     std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
                                             const std::vector<circuit_t>& circuits,
-                                            const std::vector<circuit_scalars_t>& scalars,
+                                            std::vector<circuit_terms_t>& terms,
                                             thread_pool_t& pool) override;
 
     uint32_t device() const noexcept { return device_; }
@@ -183,10 +176,11 @@ private:
     std::unique_ptr<cuda_h_poly_t> h_poly_;
 };
 
-// Preamble work (lock not held): the plans of one batch, in pinned staging.
-void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena, const srs_t& srs,
-                const std::vector<circuit_t>& circuits,
-                const std::vector<circuit_scalars_t>& scalars, thread_pool_t& pool);
+// Preamble work (lock not held): fills terms (tails in pinned staging) and
+// the plans of one batch, staging a, b, c that are not already pinned.
+void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena,
+                const std::vector<circuit_t>& circuits, std::vector<circuit_terms_t>& terms,
+                thread_pool_t& pool);
 
 // Kernel region (lock held): one circuit's sums.
 void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circuit_plan_t& plan);

@@ -14,8 +14,8 @@
 
 #include "cuzk/circuit.hpp"
 #include "cuzk/srs.hpp"
+#include "cuzk/terms.hpp"
 #include "cuzk/thread_pool.hpp"
-#include "cuzk/uninit.hpp"
 
 namespace cuzk {
 
@@ -31,20 +31,6 @@ enum class residency_t : uint8_t { host = 0, device = 1, streamed = 2 };
 struct kernel_sums_t {
     blst_p1 h, l, a, b_g1;
 };
-
-// One circuit's assignment as canonical scalars (blst_scalar_from_fr), and
-// the terms of its A and B MSMs in SRS order: a_terms[k] is the scalar of the
-// k-th point of srs.a (every input, then the aux variables with A density),
-// b_terms[k] that of srs.b_g1 and srs.b_g2 (inputs, then aux variables, with
-// B density). Made once by prepare_scalars for every backend and for the
-// B_G2 MSM; the term lists point into input and aux.
-struct circuit_scalars_t {
-    uninit_vector_t<blst_scalar> input, aux;
-    uninit_vector_t<const blst_scalar*> a_terms, b_terms;
-};
-
-// Fills s for c, every O(aux) step in parallel on pool. c must be validated.
-void prepare_scalars(circuit_scalars_t& s, const circuit_t& c, thread_pool_t& pool);
 
 // What a batch reports after running.
 struct kernel_report_t {
@@ -66,11 +52,13 @@ class kernel_backend_t {
 public:
     virtual ~kernel_backend_t() = default;
     virtual backend_t kind() const noexcept = 0;
-    // Lock not held. The batch borrows srs, circuits and scalars, which
-    // outlive it.
+    // Lock not held. terms[i] comes classified (circuit_terms_t::classify);
+    // prepare fills it, the tails in storage of the backend's choosing that
+    // lives as long as the batch. The batch borrows srs, circuits and terms,
+    // which outlive it.
     virtual std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
                                                     const std::vector<circuit_t>& circuits,
-                                                    const std::vector<circuit_scalars_t>& scalars,
+                                                    std::vector<circuit_terms_t>& terms,
                                                     thread_pool_t& pool) = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <blst.h>
 
 #include "cuzk/gather.hpp"
+#include "cuzk/terms.hpp"
 #include "cuzk/thread_pool.hpp"
 
 namespace cuzk {
@@ -20,5 +21,10 @@ void msm(blst_p2& out, const gather_t<blst_p2_affine>& points,
 // out = sum(points[i]): the MSM of scalars that are all 1, multi-threaded.
 void batch_add(blst_p1& out, const gather_t<blst_p1_affine>& points, thread_pool_t& pool);
 void batch_add(blst_p2& out, const gather_t<blst_p2_affine>& points, thread_pool_t& pool);
+
+// out = the sum of a plan's terms over points[0..plan.points): batch
+// addition of the points whose scalar is 1, an MSM of the tail.
+void msm(blst_p1& out, const blst_p1_affine* points, const term_plan_t& plan, thread_pool_t& pool);
+void msm(blst_p2& out, const blst_p2_affine* points, const term_plan_t& plan, thread_pool_t& pool);
 
 }  // namespace cuzk

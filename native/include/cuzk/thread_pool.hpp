@@ -20,8 +20,15 @@ size_t default_thread_count();
 // caller. Several threads may call parallel_for at once, and a task may
 // itself call parallel_for: a caller always works on its own job, so every
 // job finishes even when all workers are busy elsewhere.
+//
+// Jobs are shared first come, first served, except that a worker takes an
+// index of a background job only when no normal job has one left: a GPU
+// worker's preamble (on the critical path to its lock) must not queue behind
+// another worker's B_G2 MSM (needed only at its epilogue).
 class thread_pool_t {
 public:
+    enum class priority_t { normal, background };
+
     explicit thread_pool_t(size_t threads);
     ~thread_pool_t();
     thread_pool_t(const thread_pool_t&) = delete;
@@ -38,6 +45,23 @@ public:
     void parallel_range(size_t n, size_t grain,
                         const std::function<void(size_t, size_t)>& fn);
 
+    // Runs fn with every parallel_for that this thread makes (on any pool)
+    // at `priority`, then restores the previous priority. Nested calls made
+    // by other threads inside those jobs run at normal priority.
+    template <class F>
+    static void with_priority(priority_t priority, F&& fn)
+    {
+        const priority_t saved = thread_priority_;
+        thread_priority_ = priority;
+        try {
+            fn();
+        } catch (...) {
+            thread_priority_ = saved;
+            throw;
+        }
+        thread_priority_ = saved;
+    }
+
     // The process-wide pool, created on first use with default_thread_count()
     // and never destroyed.
     static thread_pool_t& global();
@@ -48,11 +72,16 @@ private:
     void stop() noexcept;
     void worker_loop();
     static void run_indices(job_t& job);
-    void retire(const std::shared_ptr<job_t>& job);
+    void retire(const std::shared_ptr<job_t>& job, priority_t priority);
+    // Guarded by mutex_: the first job with an index left, normal jobs
+    // first; drops exhausted jobs from the fronts. Null when none.
+    std::shared_ptr<job_t> next_job();
+
+    static thread_local priority_t thread_priority_;
 
     std::mutex mutex_;
     std::condition_variable wake_;
-    std::deque<std::shared_ptr<job_t>> jobs_;  // guarded by mutex_
+    std::deque<std::shared_ptr<job_t>> jobs_[2];  // by priority_t; guarded by mutex_
     bool stopping_ = false;                    // guarded by mutex_
     std::vector<std::thread> workers_;
 };
