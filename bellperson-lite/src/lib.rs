@@ -76,6 +76,7 @@ mod verifier;
 
 pub use compiled::{CompiledError, CompiledShape, SynthesisTimings};
 pub use cs::domain_size;
+pub use cs::evaluations::Evaluations;
 pub use cs::proving::{synthesize_circuits_batch, ProvingAssignment};
 pub use error::{
     ParamsError, Place, PointFault, ProofError, ProofPart, ProverError, Section, VerificationError,

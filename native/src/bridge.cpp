@@ -148,6 +148,10 @@ std::unique_ptr<srs_t> new_srs(const SrsView& parts)
     return srs;
 }
 
+uint8_t* host_alloc(size_t bytes) noexcept { return static_cast<uint8_t*>(cuzk::host_alloc(bytes)); }
+
+void host_free(uint8_t* data) noexcept { cuzk::host_free(data); }
+
 void msm_g1(rust::Slice<const uint64_t> points, rust::Slice<const uint64_t> scalars,
             rust::Slice<uint64_t> out)
 {

@@ -91,6 +91,13 @@ pub(crate) mod ffi {
 
         #[namespace = "cuzk::ffi"]
         fn new_srs(parts: &SrsView) -> Result<UniquePtr<NativeSrs>>;
+
+        /// Ordinary 64-byte-aligned host memory; null when refused.
+        #[namespace = "cuzk::ffi"]
+        fn host_alloc(bytes: usize) -> *mut u8;
+        /// Frees what `host_alloc` gave.
+        #[namespace = "cuzk::ffi"]
+        unsafe fn host_free(data: *mut u8);
     }
 
     // 3. Kernels and the prover.

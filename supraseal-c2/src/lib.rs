@@ -1,7 +1,7 @@
 //! The bridge between cuzk's Rust layers and its native (C++/CUDA) prover.
 //!
 //! This crate owns the only `unsafe` and the only `cxx` bridge in cuzk. It
-//! exposes four things to the layers above:
+//! exposes five things to the layers above:
 //!
 //! - [`GpuLock`]: the per-device mutex that guards the kernel region, with
 //!   counters of acquisitions, wait time and hold time, and the [`Backend`]
@@ -12,6 +12,9 @@
 //! - [`prove`]: the three-phase Groth16 prover (preamble outside the lock,
 //!   kernel region under it, epilogue outside it) over a batch of
 //!   [`Assignment`]s;
+//! - [`HostVec`]: a fixed-length vector in host memory, page-locked when
+//!   the CUDA backend can use it, for synthesis output the prover can copy
+//!   to the device without staging; dropped ones go to a pool for reuse;
 //! - [`kernels`]: the native MSM and NTT, for tests and benchmarks.
 //!
 //! ```no_run
@@ -35,6 +38,8 @@ mod bridge;
 mod clock;
 mod cuda;
 mod error;
+mod host_pool;
+mod host_vec;
 pub mod kernels;
 mod lock;
 mod prove;
@@ -47,6 +52,10 @@ pub use backend::{
 };
 pub use clock::monotonic_ns;
 pub use error::Error;
+pub use host_pool::{
+    host_pool_stats, set_host_pool_limit, trim_host_pool, HostPoolStats, DEFAULT_HOST_POOL_BYTES,
+};
+pub use host_vec::{is_host_range_pinned, HostPod, HostVec};
 pub use lock::{GpuLock, GpuLockGuard, LockStats};
 pub use prove::{prove, PhaseTimings, ProveOutput, RawProof};
 pub use srs::{Srs, SrsParts};

@@ -3,16 +3,12 @@
 
 use blstrs::Scalar;
 use ff::Field;
-use rayon::prelude::*;
+use supraseal_c2::HostVec;
 
 /// Index of `ONE` in every coefficient table: added, never multiplied.
 const COEFF_ONE: u32 = 0;
 /// Index of `-ONE` in every coefficient table: subtracted, never multiplied.
 const COEFF_MINUS_ONE: u32 = 1;
-
-/// Rows per parallel task: big enough to amortise scheduling, small enough
-/// to balance the long packing rows of some gadgets.
-const ROWS_PER_TASK: usize = 4096;
 
 /// One matrix (A, B or C) by rows. A column is an aux index, or an input
 /// index tagged with [`INPUT_TAG`] (`ONE` is input 0).
@@ -61,17 +57,25 @@ impl SparseMatrix {
         self.row_starts.capacity() * 8 + self.cols.capacity() * 4 + self.coeffs.capacity() * 4
     }
 
-    /// `self · z` into `out` (one value per row), rows split across threads.
-    pub(crate) fn mul_vec(&self, z: &Assignment<'_>, table: &[Scalar], out: &mut [Scalar]) {
-        debug_assert_eq!(out.len(), self.rows());
-        out.par_chunks_mut(ROWS_PER_TASK)
-            .enumerate()
-            .for_each(|(chunk, dst)| {
-                let first = chunk * ROWS_PER_TASK;
-                for (k, value) in dst.iter_mut().enumerate() {
-                    *value = self.row_dot(first + k, z, table);
-                }
-            });
+    /// `self · z` (one value per row) followed by `tail(k)` for the
+    /// `len - rows` values after the rows, computed by rows in parallel
+    /// straight into host memory the GPU copies from.
+    pub(crate) fn mul_vec<F>(
+        &self,
+        z: &Assignment<'_>,
+        table: &[Scalar],
+        len: usize,
+        tail: F,
+    ) -> HostVec<Scalar>
+    where
+        F: Fn(usize) -> Scalar + Sync,
+    {
+        let rows = self.rows();
+        debug_assert!(len >= rows);
+        HostVec::from_par_fn(len, |i| match i.checked_sub(rows) {
+            None => self.row_dot(i, z, table),
+            Some(k) => tail(k),
+        })
     }
 
     fn row_dot(&self, row: usize, z: &Assignment<'_>, table: &[Scalar]) -> Scalar {

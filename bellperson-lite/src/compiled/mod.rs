@@ -6,8 +6,11 @@
 //! Full synthesis builds and evaluates a linear combination for every
 //! constraint of every partition; the compiled path never calls a
 //! circuit's `enforce` closures, and its matrix products run on every core.
-//! The result is bit-identical to [`ProvingAssignment::synthesize`]:
-//! [`CompiledShape::check_against_full`] verifies that on a sample.
+//! The products are computed straight into [`supraseal_c2::HostVec`]s
+//! (page-locked when the CUDA backend can use them), so the prover can
+//! upload a, b, c without a staging copy. The result is bit-identical to
+//! [`ProvingAssignment::synthesize`]: [`CompiledShape::check_against_full`]
+//! verifies that on a sample.
 
 mod matrix;
 mod recorder;
@@ -176,17 +179,21 @@ impl CompiledShape {
             input: &input,
             aux: &aux,
         };
-        let product = |m: &SparseMatrix| {
-            let mut out = vec![Scalar::ZERO; sealed];
-            m.mul_vec(&z, &self.coeffs, &mut out[..rows]);
-            out
+        // After the rows, the input constraints: input_i * 0 = 0, the input
+        // in A only.
+        let product = |m: &SparseMatrix, inputs: bool| {
+            m.mul_vec(&z, &self.coeffs, sealed, |k| {
+                if inputs {
+                    input[k]
+                } else {
+                    Scalar::ZERO
+                }
+            })
         };
-        let (mut a, (b, c)) = rayon::join(
-            || product(&self.a),
-            || rayon::join(|| product(&self.b), || product(&self.c)),
+        let (a, (b, c)) = rayon::join(
+            || product(&self.a, true),
+            || rayon::join(|| product(&self.b, false), || product(&self.c, false)),
         );
-        // The input constraints: input_i * 0 = 0, the input in A only.
-        a[rows..].copy_from_slice(&input);
         ProvingAssignment::from_sealed_parts(
             [a, b, c],
             input,

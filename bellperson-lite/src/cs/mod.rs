@@ -14,6 +14,7 @@
 //! recorders.
 
 pub(crate) mod bellpepper_v04;
+pub(crate) mod evaluations;
 pub(crate) mod keypair;
 pub(crate) mod proving;
 

@@ -7,8 +7,9 @@ use bellpepper_core::{Circuit, SynthesisError};
 use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
-use supraseal_c2::{Assignment, Density};
+use supraseal_c2::{Assignment, Density, HostVec};
 
+use super::evaluations::Evaluations;
 use super::{foreign_variable, Var};
 
 /// One synthesized circuit: for every constraint the evaluations of A, B and
@@ -16,7 +17,10 @@ use super::{foreign_variable, Var};
 /// a non-zero coefficient in A (aux only: every input is in A through its
 /// input constraint) and in B.
 ///
-/// Build it with [`ProvingAssignment::synthesize`]. Like bellperson, sealing
+/// Build it with [`ProvingAssignment::synthesize`] (the evaluations grow in
+/// `Vec`s) or [`CompiledShape::synthesize`](crate::CompiledShape::synthesize)
+/// (they are computed into [`HostVec`]s, pinned when the CUDA backend can
+/// use them; see [`evaluations`](Self::evaluations)). Like bellperson, sealing
 /// appends one input constraint per public input (`input_i * 0 = 0`, the
 /// input in A only), after the circuit's own constraints, so that A is dense
 /// over the inputs. `ONE` is input 0, allocated at construction.
@@ -27,9 +31,9 @@ use super::{foreign_variable, Var};
 /// unsealed assignments.
 #[derive(Clone)]
 pub struct ProvingAssignment {
-    a: Vec<Scalar>,
-    b: Vec<Scalar>,
-    c: Vec<Scalar>,
+    a: Evaluations,
+    b: Evaluations,
+    c: Evaluations,
     input: Vec<Scalar>,
     aux: Vec<Scalar>,
     a_aux_density: Density,
@@ -63,9 +67,9 @@ impl ProvingAssignment {
     /// An empty, unsealed system holding only `ONE` (input 0, value 1).
     pub fn new() -> Self {
         let mut cs = ProvingAssignment {
-            a: Vec::new(),
-            b: Vec::new(),
-            c: Vec::new(),
+            a: Evaluations::default(),
+            b: Evaluations::default(),
+            c: Evaluations::default(),
             input: Vec::new(),
             aux: Vec::new(),
             a_aux_density: Density::new(),
@@ -99,10 +103,11 @@ impl ProvingAssignment {
         if self.sealed {
             return;
         }
+        let (a, b, c) = (self.a.growable(), self.b.growable(), self.c.growable());
         for &x in &self.input {
-            self.a.push(x);
-            self.b.push(Scalar::ZERO);
-            self.c.push(Scalar::ZERO);
+            a.push(x);
+            b.push(Scalar::ZERO);
+            c.push(Scalar::ZERO);
         }
         self.sealed = true;
     }
@@ -124,6 +129,12 @@ impl ProvingAssignment {
             b_input_density: &self.b_input_density,
             b_aux_density: &self.b_aux_density,
         }
+    }
+
+    /// The A, B and C evaluations: growable `Vec`s from full synthesis,
+    /// fixed [`HostVec`]s from the compiled path.
+    pub fn evaluations(&self) -> [&Evaluations; 3] {
+        [&self.a, &self.b, &self.c]
     }
 
     /// Constraints recorded so far (the input constraints included once
@@ -155,15 +166,12 @@ impl ProvingAssignment {
     /// Bytes of memory held: the evaluations, the assignment and the
     /// density maps (the per-partition working set).
     pub fn heap_bytes(&self) -> usize {
-        let scalars = self.a.capacity()
-            + self.b.capacity()
-            + self.c.capacity()
-            + self.input.capacity()
-            + self.aux.capacity();
+        let evaluations = self.a.heap_bytes() + self.b.heap_bytes() + self.c.heap_bytes();
+        let scalars = self.input.capacity() + self.aux.capacity();
         let words = self.a_aux_density.words().len()
             + self.b_input_density.words().len()
             + self.b_aux_density.words().len();
-        scalars * std::mem::size_of::<Scalar>() + words * 8
+        evaluations + scalars * std::mem::size_of::<Scalar>() + words * 8
     }
 
     /// The public inputs without `ONE`, as a verifier takes them.
@@ -219,24 +227,24 @@ impl ProvingAssignment {
         );
         let vc = eval(c, input, aux, None, None, &mut ok);
         self.foreign |= !ok;
-        self.a.push(va);
-        self.b.push(vb);
-        self.c.push(vc);
+        self.a.growable().push(va);
+        self.b.growable().push(vb);
+        self.c.growable().push(vc);
     }
 
     /// A sealed assignment from parts computed elsewhere (the compiled
     /// path): `[a, b, c]` with the input constraints already appended, and
     /// the `[a_aux, b_input, b_aux]` density maps.
     pub(crate) fn from_sealed_parts(
-        [a, b, c]: [Vec<Scalar>; 3],
+        [a, b, c]: [HostVec<Scalar>; 3],
         input: Vec<Scalar>,
         aux: Vec<Scalar>,
         [a_aux_density, b_input_density, b_aux_density]: [Density; 3],
     ) -> Self {
         ProvingAssignment {
-            a,
-            b,
-            c,
+            a: Evaluations::Fixed(a),
+            b: Evaluations::Fixed(b),
+            c: Evaluations::Fixed(c),
             input,
             aux,
             a_aux_density,
@@ -250,7 +258,7 @@ impl ProvingAssignment {
     /// The first field in which `self` and `other` differ (`"b[17]"`,
     /// `"aux_count"`, `"a_aux_density"`...), or `None` when they are equal.
     pub fn first_difference(&self, other: &Self) -> Option<String> {
-        let vectors = [
+        let vectors: [(_, &[Scalar], &[Scalar]); 5] = [
             ("a", &self.a, &other.a),
             ("b", &self.b, &other.b),
             ("c", &self.c, &other.c),
@@ -285,9 +293,9 @@ impl ProvingAssignment {
     fn unseal(&mut self) {
         if self.sealed {
             let len = self.a.len() - self.input.len();
-            self.a.truncate(len);
-            self.b.truncate(len);
-            self.c.truncate(len);
+            self.a.growable().truncate(len);
+            self.b.growable().truncate(len);
+            self.c.growable().truncate(len);
             self.sealed = false;
         }
     }

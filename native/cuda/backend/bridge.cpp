@@ -98,4 +98,16 @@ void cuda_ntt(const gpu_lock_t& lock, rust::Slice<uint64_t> values, bool inverse
     cuzk::cuda_ntt(device, reinterpret_cast<blst_fr*>(values.data()), n, inverse, coset);
 }
 
+uint8_t* cuda_host_alloc(size_t bytes) noexcept
+{
+    return static_cast<uint8_t*>(cuzk::cuda_host_alloc(bytes));
+}
+
+void cuda_host_free(uint8_t* data) noexcept { cuzk::cuda_host_free(data); }
+
+bool cuda_host_range_pinned(const uint8_t* data, size_t bytes) noexcept
+{
+    return cuzk::cuda_host_range_pinned(data, bytes);
+}
+
 }  // namespace cuzk::ffi

@@ -11,6 +11,7 @@
 #include "cuzk/bridge_error.hpp"
 #include "cuzk/clock.hpp"
 #include "cuzk/gpu_lock.hpp"
+#include "cuzk/host_memory.hpp"
 #include "cuzk/kernel_backend.hpp"
 #include "cuzk/srs.hpp"
 
@@ -30,6 +31,10 @@ uint64_t lock_release(const gpu_lock_t& lock);
 LockCounters lock_counters(const gpu_lock_t& lock);
 
 std::unique_ptr<srs_t> new_srs(const SrsView& parts);
+
+// cuzk::host_alloc / host_free as bytes (cxx has no void*).
+uint8_t* host_alloc(size_t bytes) noexcept;
+void host_free(uint8_t* data) noexcept;
 
 void msm_g1(rust::Slice<const uint64_t> points, rust::Slice<const uint64_t> scalars,
             rust::Slice<uint64_t> out);

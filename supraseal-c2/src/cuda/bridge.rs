@@ -37,5 +37,13 @@ pub(crate) mod ffi {
             inverse: bool,
             coset: bool,
         ) -> Result<()>;
+
+        /// Page-locked host memory, portable to every device; null when
+        /// there is no device or the allocation fails.
+        fn cuda_host_alloc(bytes: usize) -> *mut u8;
+        /// Frees what `cuda_host_alloc` gave.
+        unsafe fn cuda_host_free(data: *mut u8);
+        /// Whether the first and last byte of the range are page-locked.
+        unsafe fn cuda_host_range_pinned(data: *const u8, bytes: usize) -> bool;
     }
 }

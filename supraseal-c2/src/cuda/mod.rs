@@ -10,8 +10,8 @@
 mod bridge;
 
 pub(crate) use imp::{
-    batch_add_g1, device_count, msm_g1, new_lock, ntt, probe_alloc, set_memory_limit,
-    set_stream_srs,
+    batch_add_g1, device_count, host_alloc_pinned, host_free_pinned, host_range_pinned, msm_g1,
+    new_lock, ntt, probe_alloc, set_memory_limit, set_stream_srs,
 };
 
 #[cfg(feature = "cuda")]
@@ -73,6 +73,24 @@ mod imp {
     ) -> Result<(), Error> {
         Ok(ffi::cuda_ntt(lock, values, inverse, coset)?)
     }
+
+    /// Page-locked host memory, or null (no device, or refused).
+    pub(crate) fn host_alloc_pinned(bytes: usize) -> *mut u8 {
+        ffi::cuda_host_alloc(bytes)
+    }
+
+    /// # Safety
+    ///
+    /// `data` came from [`host_alloc_pinned`] and is not used afterwards.
+    pub(crate) unsafe fn host_free_pinned(data: *mut u8) {
+        // SAFETY: by this function's contract.
+        unsafe { ffi::cuda_host_free(data) }
+    }
+
+    pub(crate) fn host_range_pinned(data: *const u8, bytes: usize) -> bool {
+        // SAFETY: CUDA only looks the two addresses up; nothing is read.
+        unsafe { ffi::cuda_host_range_pinned(data, bytes) }
+    }
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -132,5 +150,20 @@ mod imp {
         _coset: bool,
     ) -> Result<(), Error> {
         not_built()
+    }
+
+    pub(crate) fn host_alloc_pinned(_bytes: usize) -> *mut u8 {
+        std::ptr::null_mut()
+    }
+
+    /// # Safety
+    ///
+    /// Never called: [`host_alloc_pinned`] gives nothing to free.
+    pub(crate) unsafe fn host_free_pinned(_data: *mut u8) {
+        unreachable!("pinned host memory without the cuda feature")
+    }
+
+    pub(crate) fn host_range_pinned(_data: *const u8, _bytes: usize) -> bool {
+        false
     }
 }

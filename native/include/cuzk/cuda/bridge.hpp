@@ -25,4 +25,9 @@ void cuda_batch_add_g1(const gpu_lock_t& lock, rust::Slice<const uint64_t> point
                        rust::Slice<const size_t> indices, rust::Slice<uint64_t> out);
 void cuda_ntt(const gpu_lock_t& lock, rust::Slice<uint64_t> values, bool inverse, bool coset);
 
+// cuzk/cuda/host_memory.hpp as bytes (cxx has no void*).
+uint8_t* cuda_host_alloc(size_t bytes) noexcept;
+void cuda_host_free(uint8_t* data) noexcept;
+bool cuda_host_range_pinned(const uint8_t* data, size_t bytes) noexcept;
+
 }  // namespace cuzk::ffi

@@ -5,6 +5,7 @@
 #include "cuzk/cuda/device.hpp"
 #include "cuzk/cuda/error.hpp"
 #include "cuzk/cuda/h_poly.hpp"
+#include "cuzk/cuda/host_memory.hpp"
 #include "cuzk/cuda/msm.hpp"
 #include "cuzk/cuda/ntt.hpp"
 #include "cuzk/cuda/points.hpp"
