@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The engine benchmarks of BENCHMARKS.md, run ON the GPU machine from the repo
 # root with the bundle that scripts/build-cuda.sh built (gpu-bundle/cuzk).
-#   scripts/gpu-bench.sh [sections...]     sections: synth cpu-m m l-cached l-full x2
+#   scripts/gpu-bench.sh [sections...]     sections: synth cpu-m m trace l-cached l-full x2
 # Logs and JSON go to $OUT (or gpu-results/). Each `cuzk` run generates its
 # own parameters in-process (reading multi-GB .params files with every point
 # checked is slower than generating them on 16 cores).
@@ -31,6 +31,10 @@ for s in $SECTIONS; do case $s in
                   --synthesis full --partition-workers 16 --gpu-workers-per-device 1 --json "$OUT/cpu-M.json" ;;
     m)        run cached-M sweep --backend cuda --workload sha-chain --size 38 --partitions 10 --requests 3 \
                   --cached-synthesis --partition-workers-list 1 --gpu-workers-list 1,2 --json "$OUT/cached-M.json" ;;
+    trace)    for w in 1 2; do CUZK_TRACE_PREAMBLE=1 run trace-L-$w bench --backend cuda --workload sha-chain \
+                  --size 300 --partitions 10 --requests 2 --cached-synthesis --partition-workers 1 \
+                  --gpu-workers-per-device $w; grep 'cuzk preamble' "$OUT/trace-L-$w.log" | sort -k3,3 \
+                  | awk '{s[$3]+=$4; n[$3]++} END {for (k in s) printf "   %-10s mean %8.2f ms over %d\n", k, s[k]/n[k], n[k]}'; done ;;
     l-cached) run cached-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \
                   --cached-synthesis --partition-workers-list 1 --gpu-workers-list 1,2,4 --json "$OUT/cached-L.json" ;;
     l-full)   run full-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \

@@ -49,8 +49,8 @@ fn mixed_values_and_densities_equal_reference_proofs() {
     let pvk = prepare_verifying_key(&params.vk);
     let p = ProvingAssignment::synthesize(shape.clone()).unwrap();
     let (r, s) = blinding(32);
-    let (proofs, _) = prove_from_assignments(std::slice::from_ref(&p), &srs, &lock, &[r], &[s])
-        .unwrap();
+    let (proofs, _) =
+        prove_from_assignments(std::slice::from_ref(&p), &srs, &lock, &[r], &[s]).unwrap();
     let expected = reference::prove(&params, &p, r, s);
     assert_eq!(proofs[0].to_bytes(), expected.to_bytes());
     assert!(verify_proof(&pvk, &proofs[0], &shape.inputs()).unwrap());

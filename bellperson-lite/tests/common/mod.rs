@@ -138,8 +138,18 @@ impl Circuit<Scalar> for Mixed {
             let v = self.value(k);
             let x = cs.alloc(|| format!("x{k}"), || Ok(v))?;
             match (self.hash(k) >> 4) % 4 {
-                0 => cs.enforce(|| k.to_string(), |lc| lc + x, |lc| lc + CS::one(), |lc| lc + x),
-                1 => cs.enforce(|| k.to_string(), |lc| lc + CS::one(), |lc| lc + x, |lc| lc + x),
+                0 => cs.enforce(
+                    || k.to_string(),
+                    |lc| lc + x,
+                    |lc| lc + CS::one(),
+                    |lc| lc + x,
+                ),
+                1 => cs.enforce(
+                    || k.to_string(),
+                    |lc| lc + CS::one(),
+                    |lc| lc + x,
+                    |lc| lc + x,
+                ),
                 2 => cs.enforce(
                     || k.to_string(),
                     |lc| lc + x,
