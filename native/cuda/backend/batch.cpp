@@ -87,8 +87,8 @@ void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena,
         p.constraints = c.a.size;
         p.staged_abc = false;
         for (const span_t<blst_fr>* v : {&c.a, &c.b, &c.c})
-            p.staged_abc |= v->size != 0 && !(cuda_is_pinned(v->data) &&
-                                               cuda_is_pinned(v->data + v->size - 1));
+            p.staged_abc |=
+                v->size != 0 && !cuda_host_range_pinned(v->data, v->size * sizeof(blst_fr));
         bytes += terms[i].tail_bytes();
         if (p.staged_abc)
             bytes += 3 * align256(p.constraints * sizeof(blst_fr));
