@@ -7,16 +7,29 @@
 
 namespace cuzk {
 
-size_t default_thread_count()
+namespace {
+
+// A positive number from the environment, else 0.
+size_t env_count(const char* name)
 {
-    if (const char* env = std::getenv("CUZK_NATIVE_THREADS")) {
+    if (const char* env = std::getenv(name)) {
         char* end = nullptr;
         const unsigned long n = std::strtoul(env, &end, 10);
         if (end != env && *end == '\0' && n > 0)
             return n;
     }
-    return std::max(1u, std::thread::hardware_concurrency());
+    return 0;
 }
+
+}  // namespace
+
+size_t default_thread_count()
+{
+    const size_t n = env_count("CUZK_NATIVE_THREADS");
+    return n > 0 ? n : std::max(1u, std::thread::hardware_concurrency());
+}
+
+size_t default_background_threads() { return env_count("CUZK_BACKGROUND_THREADS"); }
 
 // One parallel_for call: indices are claimed with `next`, counted done with
 // `finished`. Shared with the workers so it outlives whoever touches it last.
@@ -33,8 +46,10 @@ struct thread_pool_t::job_t {
     std::exception_ptr error;
 };
 
-thread_pool_t::thread_pool_t(size_t threads)
+thread_pool_t::thread_pool_t(size_t threads, size_t background)
 {
+    const size_t workers = threads > 0 ? threads - 1 : 0;
+    background_limit_ = std::max<size_t>(1, background > 0 ? background : workers / 2);
     try {
         for (size_t i = 1; i < threads; i++)
             workers_.emplace_back([this] { worker_loop(); });
@@ -62,13 +77,14 @@ thread_pool_t& thread_pool_t::global()
 {
     // Never destroyed: Rust threads may still be inside parallel_for while
     // the process exits, and must not find the pool torn down under them.
-    static thread_pool_t* const pool = new thread_pool_t(default_thread_count());
+    static thread_pool_t* const pool =
+        new thread_pool_t(default_thread_count(), default_background_threads());
     return *pool;
 }
 
-void thread_pool_t::run_indices(job_t& job)
+void thread_pool_t::run_indices(job_t& job, size_t limit)
 {
-    for (size_t i; (i = job.next.fetch_add(1)) < job.n;) {
+    for (size_t i, k = 0; k < limit && (i = job.next.fetch_add(1)) < job.n; k++) {
         if (!job.failed.load()) {
             try {
                 job.fn(i);
@@ -89,13 +105,15 @@ void thread_pool_t::run_indices(job_t& job)
 thread_local thread_pool_t::priority_t thread_pool_t::thread_priority_ =
     thread_pool_t::priority_t::normal;
 
-std::shared_ptr<thread_pool_t::job_t> thread_pool_t::next_job()
+std::shared_ptr<thread_pool_t::job_t> thread_pool_t::next_job(bool& background)
 {
-    for (auto& queue : jobs_) {
+    for (size_t p = 0; p < 2; p++) {
+        auto& queue = jobs_[p];
         // Every index of the front job claimed: nothing left to share.
         while (!queue.empty() && queue.front()->next.load() >= queue.front()->n)
             queue.pop_front();
-        if (!queue.empty())
+        background = p == static_cast<size_t>(priority_t::background);
+        if (!queue.empty() && (!background || background_running_ < background_limit_))
             return queue.front();
     }
     return nullptr;
@@ -106,13 +124,21 @@ void thread_pool_t::worker_loop()
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
         std::shared_ptr<job_t> job;
-        wake_.wait(lock, [&] { return stopping_ || (job = next_job()) != nullptr; });
+        bool background = false;
+        wake_.wait(lock, [&] { return stopping_ || (job = next_job(background)) != nullptr; });
         if (stopping_)
             return;
+        background_running_ += background ? 1 : 0;
         lock.unlock();
-        run_indices(*job);
+        // One index of a background job at a time, so that a normal job
+        // that comes meanwhile is taken up after it.
+        run_indices(*job, background ? 1 : SIZE_MAX);
         job.reset();
         lock.lock();
+        if (background) {
+            background_running_--;
+            wake_.notify_one();  // a background slot is free
+        }
     }
 }
 

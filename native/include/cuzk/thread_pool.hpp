@@ -3,6 +3,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -15,6 +16,9 @@ namespace cuzk {
 // Threads to use: env CUZK_NATIVE_THREADS if set to a positive number, else
 // std::thread::hardware_concurrency() (at least 1).
 size_t default_thread_count();
+// Workers that may run background jobs at once: env CUZK_BACKGROUND_THREADS
+// if set to a positive number, else 0 (half the pool).
+size_t default_background_threads();
 
 // `size()` threads run each parallel_for: size() - 1 workers plus the
 // caller. Several threads may call parallel_for at once, and a task may
@@ -22,19 +26,24 @@ size_t default_thread_count();
 // job finishes even when all workers are busy elsewhere.
 //
 // Jobs are shared first come, first served, except that a worker takes an
-// index of a background job only when no normal job has one left: a GPU
-// worker's preamble (on the critical path to its lock) must not queue behind
-// another worker's B_G2 MSM (needed only at its epilogue).
+// index of a background job only when no normal job has one left, and at
+// most background_threads() workers run background indices at once: a GPU
+// worker's preamble and kernel-region thread (on the critical path to and
+// under its lock) must not queue behind another worker's B_G2 MSM (needed
+// only at its epilogue), nor find every core taken by it.
 class thread_pool_t {
 public:
     enum class priority_t { normal, background };
 
-    explicit thread_pool_t(size_t threads);
+    // background: the most workers that run background indices at once
+    // (0: half the workers, at least one).
+    explicit thread_pool_t(size_t threads, size_t background = 0);
     ~thread_pool_t();
     thread_pool_t(const thread_pool_t&) = delete;
     thread_pool_t& operator=(const thread_pool_t&) = delete;
 
     size_t size() const noexcept { return workers_.size() + 1; }
+    size_t background_threads() const noexcept { return background_limit_; }
 
     // Runs fn(i) for every i in [0, n), returning when all have run. The
     // first exception thrown by fn is rethrown here (once all have stopped).
@@ -71,11 +80,13 @@ private:
 
     void stop() noexcept;
     void worker_loop();
-    static void run_indices(job_t& job);
+    // Claims and runs up to `limit` indices of job.
+    static void run_indices(job_t& job, size_t limit = SIZE_MAX);
     void retire(const std::shared_ptr<job_t>& job, priority_t priority);
     // Guarded by mutex_: the first job with an index left, normal jobs
-    // first; drops exhausted jobs from the fronts. Null when none.
-    std::shared_ptr<job_t> next_job();
+    // first, background ones only below the background limit; drops
+    // exhausted jobs from the fronts. Null when none.
+    std::shared_ptr<job_t> next_job(bool& background);
 
     static thread_local priority_t thread_priority_;
 
@@ -83,6 +94,8 @@ private:
     std::condition_variable wake_;
     std::deque<std::shared_ptr<job_t>> jobs_[2];  // by priority_t; guarded by mutex_
     bool stopping_ = false;                    // guarded by mutex_
+    size_t background_running_ = 0;            // guarded by mutex_
+    size_t background_limit_ = 1;
     std::vector<std::thread> workers_;
 };
 
