@@ -135,16 +135,15 @@ void batch_add_any(typename group_t<Affine>::point_t& out, const gather_t<Affine
 }
 
 template <class Affine>
-void msm_plan_any(typename group_t<Affine>::point_t& out, const Affine* points,
+void sum_ones_any(typename group_t<Affine>::point_t& out, const Affine* points,
                   const term_plan_t& plan, thread_pool_t& pool)
 {
     using G = group_t<Affine>;
-    using point_t = typename G::point_t;
-    // The ones: each task sums the points of its words' set bits.
+    // Each task sums the points of its words' set bits.
     const size_t words = plan.ones.size();
     const size_t tasks = std::min(ceil_div(words, 64), 4 * pool.size());
     const size_t step = tasks == 0 ? 0 : ceil_div(words, tasks);
-    std::vector<point_t> partial(tasks == 0 ? 0 : ceil_div(words, step));
+    std::vector<typename G::point_t> partial(tasks == 0 ? 0 : ceil_div(words, step));
     pool.parallel_for(partial.size(), [&](size_t c) {
         std::vector<const Affine*> picked;
         for (size_t w = c * step; w < std::min(words, (c + 1) * step); w++)
@@ -154,18 +153,32 @@ void msm_plan_any(typename group_t<Affine>::point_t& out, const Affine* points,
         if (!picked.empty())
             G::sum(partial[c], picked.data(), picked.size());
     });
-    // The tail: an MSM gathered through pointers.
+    out = {};
+    for (const auto& p : partial)
+        G::add(out, out, p);
+}
+
+template <class Affine>
+void msm_tail_any(typename group_t<Affine>::point_t& out, const Affine* points,
+                  const term_plan_t& plan, thread_pool_t& pool)
+{
     std::vector<const Affine*> tail(plan.tail);
     pool.parallel_range(plan.tail, size_t(1) << 14, [&](size_t lo, size_t hi) {
         for (size_t k = lo; k < hi; k++)
             tail[k] = points + plan.tail_index[k];
     });
-    point_t sum;
-    msm_any(sum, gather_t<Affine>::indirect(tail.data(), tail.size()),
+    msm_any(out, gather_t<Affine>::indirect(tail.data(), tail.size()),
             gather_t<blst_scalar>::contiguous(plan.tail_scalar, plan.tail), pool);
-    for (const auto& p : partial)
-        G::add(sum, sum, p);
-    out = sum;
+}
+
+template <class Affine>
+void msm_plan_any(typename group_t<Affine>::point_t& out, const Affine* points,
+                  const term_plan_t& plan, thread_pool_t& pool)
+{
+    typename group_t<Affine>::point_t ones, tail;
+    sum_ones_any(ones, points, plan, pool);
+    msm_tail_any(tail, points, plan, pool);
+    group_t<Affine>::add(out, ones, tail);
 }
 
 }  // namespace
@@ -178,6 +191,18 @@ void msm(blst_p1& out, const blst_p1_affine* points, const term_plan_t& plan, th
 void msm(blst_p2& out, const blst_p2_affine* points, const term_plan_t& plan, thread_pool_t& pool)
 {
     msm_plan_any(out, points, plan, pool);
+}
+
+void sum_ones(blst_p2& out, const blst_p2_affine* points, const term_plan_t& plan,
+              thread_pool_t& pool)
+{
+    sum_ones_any(out, points, plan, pool);
+}
+
+void msm_tail(blst_p2& out, const blst_p2_affine* points, const term_plan_t& plan,
+              thread_pool_t& pool)
+{
+    msm_tail_any(out, points, plan, pool);
 }
 
 void msm(blst_p1& out, const gather_t<blst_p1_affine>& points,

@@ -57,8 +57,14 @@ public:
         if (!enabled())
             return;
         const uint64_t now = monotonic_ns();
-        std::fprintf(stderr, "cuzk preamble: %-14s %8.2f ms\n", name, (now - last_ns_) / 1e6);
+        line(name, now - last_ns_);
         last_ns_ = now;
+    }
+
+    static void line(const char* name, uint64_t ns)
+    {
+        if (enabled())
+            std::fprintf(stderr, "cuzk preamble: %-14s %8.2f ms\n", name, ns / 1e6);
     }
 
 private:
@@ -153,12 +159,22 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     trace.step("classify");
     const std::unique_ptr<kernel_batch_t> kernels = backend.prepare(srs, batch, terms, pool);
     trace.step("backend");
+    // A GPU backend sums B_G2's ones in the kernel region when the key's G2
+    // points fit on the device (kernel_sums_t::b_g2_ones_done); the CPU
+    // then does only the tail here, and the ones in the epilogue otherwise.
+    const bool gpu_may_sum_ones = backend.kind() == backend_t::cuda;
     std::vector<blst_p2> b_g2(n);
     background_t b_g2_task([&] {
+        const uint64_t b_g2_started = monotonic_ns();
         thread_pool_t::with_priority(thread_pool_t::priority_t::background, [&] {
-            for (size_t i = 0; i < n; i++)
-                msm(b_g2[i], srs.b_g2.data(), terms[i].b, pool);
+            for (size_t i = 0; i < n; i++) {
+                if (gpu_may_sum_ones)
+                    msm_tail(b_g2[i], srs.b_g2.data(), terms[i].b, pool);
+                else
+                    msm(b_g2[i], srs.b_g2.data(), terms[i].b, pool);
+            }
         });
+        preamble_trace_t::line("b_g2 (bg)", monotonic_ns() - b_g2_started);
     });
 
     // 2. Kernel region, lock held once for the whole batch.
@@ -169,6 +185,14 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
 
     // 3. Epilogue, lock not held.
     b_g2_task.join();
+    for (size_t i = 0; i < n && gpu_may_sum_ones; i++) {
+        blst_p2 ones;
+        if (sums[i].b_g2_ones_done)
+            ones = sums[i].b_g2_ones;
+        else
+            sum_ones(ones, srs.b_g2.data(), terms[i].b, pool);
+        g2_t::add(b_g2[i], b_g2[i], ones);
+    }
     prove_output_t out;
     out.proofs.reserve(n);
     for (size_t i = 0; i < n; i++)

@@ -162,6 +162,9 @@ public:
     const srs_points_t& l() const { return *sets_[1]; }
     const srs_points_t& a() const { return *sets_[2]; }
     const srs_points_t& b_g1() const { return *sets_[3]; }
+    // The B_G2 points when resident (the kernel region sums B_G2's ones);
+    // null when streamed (the CPU sums them).
+    const cuda_g2_points_t* b_g2() const noexcept { return b_g2_.get(); }
 
 private:
     void make_resident(const srs_t& srs);
@@ -173,6 +176,7 @@ private:
     std::vector<std::unique_ptr<cuda_host_registration_t>> pinned_;
     std::unique_ptr<cuda_points_t> windows_[2];
     std::unique_ptr<srs_points_t> sets_[4];  // h, l, a, b_g1
+    std::unique_ptr<cuda_g2_points_t> b_g2_;
     std::unique_ptr<cuda_h_poly_t> h_poly_;
 };
 

@@ -130,6 +130,10 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
     out.l = evaluate(state.l(), *plan.l);
     out.a = evaluate(state.a(), *plan.a);
     out.b_g1 = evaluate(state.b_g1(), *plan.b_g1);
+    if (const cuda_g2_points_t* b_g2 = state.b_g2()) {
+        cuda_batch_add_bitmap(out.b_g2_ones, *b_g2, plan.b_g1->ones.data(), plan.b_g1->points);
+        out.b_g2_ones_done = true;
+    }
 }
 
 }  // namespace cuzk

@@ -59,6 +59,7 @@ plan_t plan_residency(const srs_t& srs, uint32_t device, uint64_t available, boo
         largest = std::max(largest, n);
         points += n * point_bytes;
     }
+    points += srs.b_g2.size() * sizeof(blst_p2_affine);
     const size_t domain = srs.domain();
     const uint64_t h_workspace = domain >= 2 ? 3 * fr_bytes * domain : 0;
     const uint64_t resident =
@@ -123,6 +124,8 @@ void cuda_srs_state_t::make_resident(const srs_t& srs)
     const std::vector<blst_p1_affine>* hosts[4] = {&srs.h, &srs.l, &srs.a, &srs.b_g1};
     for (int i = 0; i < 4; i++)
         sets_[i] = std::make_unique<srs_points_t>(*context_, *hosts[i]);
+    if (!srs.b_g2.empty())
+        b_g2_ = std::make_unique<cuda_g2_points_t>(*context_, srs.b_g2.data(), srs.b_g2.size());
 }
 
 void cuda_srs_state_t::make_streamed(const srs_t& srs, size_t window)

@@ -27,9 +27,13 @@ enum class backend_t : uint8_t { cpu = 0, cuda = 1 };
 // streamed through device windows (a key too large for the device).
 enum class residency_t : uint8_t { host = 0, device = 1, streamed = 2 };
 
-// What the kernel region computes for one circuit.
+// What the kernel region computes for one circuit. A GPU also sums the B_G2
+// terms whose scalar is 1 when it holds the key's G2 points
+// (b_g2_ones_done); the rest of B_G2 is the CPU's.
 struct kernel_sums_t {
     blst_p1 h, l, a, b_g1;
+    bool b_g2_ones_done = false;
+    blst_p2 b_g2_ones;
 };
 
 // What a batch reports after running.

@@ -4,6 +4,7 @@
 
 #include "cuzk/cuda/device.hpp"
 #include "cuzk/cuda/error.hpp"
+#include "cuzk/cuda/g2.hpp"
 #include "cuzk/cuda/h_poly.hpp"
 #include "cuzk/cuda/host_memory.hpp"
 #include "cuzk/cuda/msm.hpp"

@@ -1,0 +1,123 @@
+// G2 batch addition on the device: sppark's batch_addition over XYZZ
+// buckets of Fp2 (two threads per Fp2 element), then a fold of the
+// per-warp buckets on the device.
+
+#include "blst_compat.cuh"
+
+#include <ff/bls12-381-fp2.hpp>
+#include <ec/xyzz_t.hpp>
+#include <msm/batch_addition.cuh>
+
+#include <cstring>
+
+#include "cuda_ok.cuh"
+#include "device_impl.cuh"
+#include "cuzk/check.hpp"
+#include "cuzk/cuda/g2.hpp"
+
+namespace cuzk {
+
+namespace {
+
+using bucket_g2_t = xyzz_t<fp2_t>;
+using bucket_g2_mem_t = bucket_g2_t::mem_t;
+using affine_g2_mem_t = bucket_g2_t::affine_t::mem_t;
+
+static_assert(sizeof(affine_g2_mem_t) == sizeof(blst_p2_affine), "affine G2 (device) size");
+static_assert(sizeof(bucket_g2_mem_t) == 4 * sizeof(blst_fp2), "XYZZ G2 bucket size");
+
+constexpr size_t max_points = size_t(1) << 31;
+
+// buckets[i] += buckets[i + stride] for every i that is a multiple of
+// 2 * stride, i + stride < n; each pair of threads holds one bucket.
+__global__ void fold_g2(bucket_g2_mem_t* buckets, uint32_t n, uint32_t stride)
+{
+    const uint32_t pair = (blockIdx.x * blockDim.x + threadIdx.x) / bucket_g2_t::degree;
+    const uint64_t i = uint64_t(pair) * 2 * stride;
+    if (i + stride < n) {
+        bucket_g2_t a = buckets[i];
+        bucket_g2_t b = buckets[i + stride];
+        a.add(b);
+        buckets[i] = a;
+    }
+}
+
+}  // namespace
+
+cuda_g2_points_t::cuda_g2_points_t(cuda_device_t& device, const blst_p2_affine* points, size_t n)
+    : device_(device), size_(n)
+{
+    CUZK_REQUIRE(n < max_points, "cuda_g2_points_t: at most 2^31 - 1 points");
+    CUZK_REQUIRE(points != nullptr || n == 0, "cuda_g2_points_t: null points");
+    auto& impl = device.impl();
+    impl.select();
+    data_ = impl.alloc(bytes());
+    try {
+        CUZK_CUDA_OK(cudaMemcpyAsync(data_, points, bytes(), cudaMemcpyHostToDevice,
+                                     impl.stream(0)));
+        CUZK_CUDA_OK(cudaStreamSynchronize(impl.stream(0)));
+    } catch (...) {
+        impl.release(data_, bytes());
+        throw;
+    }
+}
+
+cuda_g2_points_t::~cuda_g2_points_t() { device_.impl().release(data_, bytes()); }
+
+void cuda_batch_add_bitmap(blst_p2& out, const cuda_g2_points_t& points, const uint64_t* bitmap,
+                           size_t nbits)
+{
+    CUZK_REQUIRE(nbits <= points.size(), "cuda_batch_add_bitmap(G2): more bits than points");
+    std::memset(&out, 0, sizeof(out));
+    if (nbits == 0)
+        return;
+    auto& impl = points.device().impl();
+    impl.select();
+    const unsigned grid = static_cast<unsigned>(impl.info.sm_count);
+    const uint32_t nbuckets = grid * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
+    // sppark reads the map 32 words (1024 bits) at a time: pad to that.
+    const size_t map_words = (nbits + 1023) / 1024 * 32;
+    const size_t map_bytes = align256(map_words * sizeof(uint32_t));
+    const size_t bucket_bytes = align256(nbuckets * sizeof(bucket_g2_mem_t));
+    char* base = static_cast<char*>(impl.scratch_at_least(map_bytes + bucket_bytes));
+    auto* d_map = reinterpret_cast<uint32_t*>(base);
+    auto* d_buckets = reinterpret_cast<bucket_g2_mem_t*>(base + map_bytes);
+    const cudaStream_t s = impl.stream(0);
+    CUZK_CUDA_OK(cudaMemsetAsync(d_map, 0, map_bytes, s));
+    // Little-endian: 64-bit word k holds 32-bit words 2k and 2k+1, bit order kept.
+    CUZK_CUDA_OK(cudaMemcpyAsync(d_map, bitmap, (nbits + 63) / 64 * sizeof(uint64_t),
+                                 cudaMemcpyHostToDevice, s));
+
+    void (*kernel)(bucket_g2_mem_t*, const affine_g2_mem_t*, uint32_t, const uint32_t*, bool,
+                   uint32_t) = batch_addition<bucket_g2_t, affine_g2_mem_t>;
+    bucket_g2_mem_t* ret = d_buckets;
+    const affine_g2_mem_t* pts = static_cast<const affine_g2_mem_t*>(points.device_data());
+    uint32_t npoints = static_cast<uint32_t>(nbits);
+    const uint32_t* map = d_map;
+    bool accumulate = false;
+    uint32_t sid = 0;
+    void* args[] = {&ret, &pts, &npoints, &map, &accumulate, &sid};
+    CUZK_CUDA_OK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(grid),
+                                             dim3(BATCH_ADD_BLOCK_SIZE), args, 0, s));
+    CUZK_CUDA_LAUNCHED(batch_addition);
+
+    // Fold the per-warp buckets into bucket 0.
+    constexpr unsigned block = 128;
+    for (uint32_t stride = 1; stride < nbuckets; stride *= 2) {
+        const uint64_t pairs = (uint64_t(nbuckets) + 2 * stride - 1) / (2 * stride);
+        const unsigned blocks =
+            static_cast<unsigned>((pairs * bucket_g2_t::degree + block - 1) / block);
+        fold_g2<<<blocks, block, 0, s>>>(d_buckets, nbuckets, stride);
+        CUZK_CUDA_LAUNCHED(fold_g2);
+    }
+    blst_fp2 xyzz[4];
+    static_assert(sizeof(xyzz) == sizeof(bucket_g2_mem_t), "XYZZ G2 layout");
+    CUZK_CUDA_OK(cudaMemcpyAsync(xyzz, d_buckets, sizeof(xyzz), cudaMemcpyDeviceToHost, s));
+    CUZK_CUDA_OK(cudaStreamSynchronize(s));
+    // XYZZ (X, Y, ZZZ, ZZ) to Jacobian (X*ZZ, Y*ZZZ, ZZ); ZZ = 0 is infinity.
+    blst_fp2_mul(&out.x, &xyzz[0], &xyzz[3]);
+    blst_fp2_mul(&out.y, &xyzz[1], &xyzz[2]);
+    out.z = xyzz[3];
+}
+
+}  // namespace cuzk
