@@ -7,7 +7,7 @@
 #
 # 1. gpu-bundle/cuzk-cuda-harness HARNESS_ARGS (e.g. --tests-only);
 # 2. every gpu-bundle/test-* executable with --ignored --test-threads=1
-#    --nocapture: the tests that need a CUDA device, one at a time (each
+#    --nocapture (and CUZK_ABC_UPLOAD=1): the tests that need a CUDA device, one at a time (each
 #    takes device 0's lock; timing tests print their tables);
 # 3. every test-* executable again without --ignored: the ordinary tests
 #    (GPU_RUN_NORMAL=0 skips them).
@@ -74,7 +74,9 @@ for bin in "$BUNDLE"/test-*; do
     [ -f "$bin" ] && [ -x "$bin" ] && TESTS+=("$bin")
 done
 for bin in "${TESTS[@]}"; do
-    run "$(basename "$bin").ignored" "$bin" --ignored --test-threads=1 --nocapture
+    # CUZK_ABC_UPLOAD=1: the early a, b, c upload, which the engine uses only
+    # when the lock is in use, also runs in these one-at-a-time proofs.
+    CUZK_ABC_UPLOAD=1 run "$(basename "$bin").ignored" "$bin" --ignored --test-threads=1 --nocapture
 done
 if [ "$NORMAL" != 0 ]; then
     for bin in "${TESTS[@]}"; do

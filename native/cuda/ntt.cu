@@ -176,10 +176,80 @@ void cuda_h_poly_t::compute_staged(size_t len)
     compute(staging(0), staging(1), staging(2), len);
 }
 
+cuda_abc_upload_t::cuda_abc_upload_t(int ordinal, const blst_fr* a, const blst_fr* b,
+                                     const blst_fr* c, size_t len)
+    : ordinal_(ordinal), len_(len)
+{
+    CUZK_REQUIRE(len == 0 || (a && b && c), "cuda_abc_upload_t: null input");
+    CUZK_CUDA_OK(cudaSetDevice(ordinal));
+    cudaStream_t stream = nullptr;
+    CUZK_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    stream_ = stream;
+    try {
+        cudaEvent_t event = nullptr;
+        CUZK_CUDA_OK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+        event_ = event;
+        const size_t bytes = len * sizeof(blst_fr);
+        if (len != 0) {
+            CUZK_CUDA_OK(cudaMallocAsync(&data_, 3 * align256(bytes), stream));
+            const blst_fr* inputs[3] = {a, b, c};
+            for (unsigned v = 0; v < 3; v++)
+                CUZK_CUDA_OK(cudaMemcpyAsync(const_cast<blst_fr*>(device_data(v)), inputs[v],
+                                             bytes, cudaMemcpyHostToDevice, stream));
+        }
+        CUZK_CUDA_OK(cudaEventRecord(event, stream));
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+cuda_abc_upload_t::~cuda_abc_upload_t() { release(); }
+
+void cuda_abc_upload_t::release() noexcept
+{
+    (void)cudaSetDevice(ordinal_);
+    auto* stream = static_cast<cudaStream_t>(stream_);
+    if (data_ != nullptr)
+        (void)cudaFreeAsync(data_, stream);
+    if (stream != nullptr) {
+        (void)cudaStreamSynchronize(stream);
+        (void)cudaStreamDestroy(stream);
+    }
+    if (event_ != nullptr)
+        (void)cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+    data_ = nullptr;
+    stream_ = nullptr;
+    event_ = nullptr;
+    (void)cudaGetLastError();
+}
+
+const blst_fr* cuda_abc_upload_t::device_data(unsigned which) const noexcept
+{
+    return reinterpret_cast<const blst_fr*>(static_cast<const char*>(data_) +
+                                            which * align256(len_ * sizeof(blst_fr)));
+}
+
+void cuda_h_poly_t::compute(const cuda_abc_upload_t& abc)
+{
+    CUZK_REQUIRE(abc.ordinal() == device_.ordinal(),
+                 "cuda_h_poly_t::compute: a, b, c were uploaded to another device");
+    const blst_fr* inputs[3] = {abc.device_data(0), abc.device_data(1), abc.device_data(2)};
+    compute_from(inputs, abc.len(), abc.ready());
+}
+
 void cuda_h_poly_t::compute(const blst_fr* a, const blst_fr* b, const blst_fr* c, size_t len)
 {
-    CUZK_REQUIRE(len <= domain_, "cuda_h_poly_t::compute: more values than the domain");
     CUZK_REQUIRE(len == 0 || (a && b && c), "cuda_h_poly_t::compute: null input");
+    const blst_fr* inputs[3] = {a, b, c};
+    compute_from(inputs, len, nullptr);
+}
+
+void cuda_h_poly_t::compute_from(const blst_fr* const host_or_device[3], size_t len,
+                                 void* device_event)
+{
+    CUZK_REQUIRE(len <= domain_, "cuda_h_poly_t::compute: more values than the domain");
+    const bool on_device = device_event != nullptr;
     auto& impl = device_.impl();
     impl.select();
 
@@ -198,8 +268,9 @@ void cuda_h_poly_t::compute(const blst_fr* a, const blst_fr* b, const blst_fr* c
     // input is first copied into staging(v) on several threads, overlapping
     // the GPU work of the vectors before it), pad, iNTT to bit-reversed
     // coefficients, coset NTT back to natural order.
-    const blst_fr* inputs[3] = {a, b, c};
-    const bool stage = impl.stage_pageable && len * sizeof(blst_fr) >= (size_t(1) << 20);
+    const blst_fr* inputs[3] = {host_or_device[0], host_or_device[1], host_or_device[2]};
+    const bool stage =
+        !on_device && impl.stage_pageable && len * sizeof(blst_fr) >= (size_t(1) << 20);
     for (int v = 0; v < 3 && len != 0; v++) {
         for (int u = 0; u < 3 && staging_.data() != nullptr; u++) {
             const blst_fr* slot = staging_.as<blst_fr>() + u * domain_;
@@ -216,9 +287,13 @@ void cuda_h_poly_t::compute(const blst_fr* a, const blst_fr* b, const blst_fr* c
             parallel_copy(slot, inputs[v], len * sizeof(blst_fr));
             inputs[v] = slot;
         }
+        if (on_device)
+            CUZK_CUDA_OK(cudaStreamWaitEvent(s, static_cast<cudaEvent_t>(device_event), 0));
         if (len != 0)
             CUZK_CUDA_OK(cudaMemcpyAsync(d, inputs[v], len * sizeof(blst_fr),
-                                         cudaMemcpyHostToDevice, s));
+                                         on_device ? cudaMemcpyDeviceToDevice
+                                                   : cudaMemcpyHostToDevice,
+                                         s));
         if (len < domain_)
             CUZK_CUDA_OK(cudaMemsetAsync(d + len, 0, (domain_ - len) * sizeof(blst_fr), s));
         ntt_on(impl.sppark_stream(v), d, log_domain_, NTT::InputOutputOrder::NR,

@@ -34,6 +34,12 @@ uint64_t gpu_lock_t::lock()
     return now;
 }
 
+bool gpu_lock_t::in_use() const
+{
+    std::lock_guard<std::mutex> guard(state_);
+    return serving_ != next_ticket_;
+}
+
 bool gpu_lock_t::try_lock()
 {
     if (owner_.load() == std::this_thread::get_id())

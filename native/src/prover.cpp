@@ -157,7 +157,8 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     for (size_t i = 0; i < n; i++)
         terms[i].classify(batch[i], pool);
     trace.step("classify");
-    const std::unique_ptr<kernel_batch_t> kernels = backend.prepare(srs, batch, terms, pool);
+    const std::unique_ptr<kernel_batch_t> kernels =
+        backend.prepare(srs, batch, terms, pool, lock.in_use());
     trace.step("backend");
     // A GPU backend sums B_G2's ones in the kernel region when the key's G2
     // points fit on the device (kernel_sums_t::b_g2_ones_done); the CPU

@@ -82,6 +82,9 @@ struct circuit_plan_t {
     const term_plan_t* a = nullptr;
     const term_plan_t* b_g1 = nullptr;
     bool staged_abc = false;  // a, b, c copied into staging
+    // a, b, c already on their way to the device (copied in the preamble,
+    // outside the lock); null: the kernel region copies them itself.
+    const cuda_abc_upload_t* upload = nullptr;
 };
 
 // A lock's CUDA backend.
@@ -94,7 +97,7 @@ public:
     std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
                                             const std::vector<circuit_t>& circuits,
                                             std::vector<circuit_terms_t>& terms,
-                                            thread_pool_t& pool) override;
+                                            thread_pool_t& pool, bool lock_in_use) override;
 
     uint32_t device() const noexcept { return device_; }
 

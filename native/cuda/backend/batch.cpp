@@ -120,7 +120,10 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
 {
     out.h = infinity();
     if (cuda_h_poly_t* h = state.h_poly()) {
-        h->compute(plan.abc[0], plan.abc[1], plan.abc[2], plan.constraints);
+        if (plan.upload != nullptr)
+            h->compute(*plan.upload);
+        else
+            h->compute(plan.abc[0], plan.abc[1], plan.abc[2], plan.constraints);
         state.h().for_each_window([&](const cuda_points_t& points, size_t offset, size_t count) {
             blst_p1 part;
             cuda_msm(part, points, h->coefficients(), offset, count);

@@ -49,10 +49,14 @@ public:
 
     gpu_lock_stats_t stats() const noexcept;
 
+    // Whether someone holds the lock or waits for it, at this instant (a
+    // hint: it may change as soon as it returns).
+    bool in_use() const;
+
 private:
     void on_taken(uint64_t waited_ns, uint64_t now_ns) noexcept;
 
-    std::mutex state_;               // guards the tickets, not the device
+    mutable std::mutex state_;       // guards the tickets, not the device
     std::condition_variable turn_;   // signalled when serving_ moves on
     uint64_t next_ticket_ = 0;       // drawn by the next lock(); guarded by state_
     uint64_t serving_ = 0;           // the ticket that holds the lock; free when == next_ticket_

@@ -59,11 +59,13 @@ public:
     // Lock not held. terms[i] comes classified (circuit_terms_t::classify);
     // prepare fills it, the tails in storage of the backend's choosing that
     // lives as long as the batch. The batch borrows srs, circuits and terms,
-    // which outlive it.
+    // which outlive it. lock_in_use: whether another caller held or awaited
+    // the lock just before this call (gpu_lock_t::in_use), so that this
+    // batch will likely wait for it.
     virtual std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
                                                     const std::vector<circuit_t>& circuits,
                                                     std::vector<circuit_terms_t>& terms,
-                                                    thread_pool_t& pool) = 0;
+                                                    thread_pool_t& pool, bool lock_in_use) = 0;
 };
 
 std::unique_ptr<kernel_backend_t> make_cpu_kernel_backend();

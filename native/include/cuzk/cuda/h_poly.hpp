@@ -13,6 +13,40 @@
 
 namespace cuzk {
 
+// a, b, c of one circuit copied to a device ahead of its kernel region: on
+// their own stream (a copy engine), so that the copy runs outside the lock
+// while another worker's kernels use the device. The device memory comes
+// from the device's stream-ordered pool.
+class cuda_abc_upload_t {
+public:
+    // Starts copying a, b, c (len values each; page-locked host memory, which
+    // must stay unchanged until the upload is destroyed) to device `ordinal`.
+    // Throws cuda_error_t (out of device memory, say).
+    cuda_abc_upload_t(int ordinal, const blst_fr* a, const blst_fr* b, const blst_fr* c,
+                      size_t len);
+    // Waits for the copies; gives the memory back. Whoever read the values
+    // (cuda_h_poly_t::compute) has waited for its own work.
+    ~cuda_abc_upload_t();
+    cuda_abc_upload_t(const cuda_abc_upload_t&) = delete;
+    cuda_abc_upload_t& operator=(const cuda_abc_upload_t&) = delete;
+
+    int ordinal() const noexcept { return ordinal_; }
+    size_t len() const noexcept { return len_; }
+    // Device addresses of a (0), b (1), c (2).
+    const blst_fr* device_data(unsigned which) const noexcept;
+    // A cudaEvent_t recorded after the copies.
+    void* ready() const noexcept { return event_; }
+
+private:
+    void release() noexcept;
+
+    int ordinal_;
+    size_t len_;
+    void* stream_ = nullptr;
+    void* event_ = nullptr;
+    void* data_ = nullptr;
+};
+
 // A workspace for one evaluation domain n = 2^k (3n Fr of device memory),
 // reused across the circuits of a batch. compute() does what
 // cuzk::h_coefficients does on the CPU:
@@ -43,6 +77,8 @@ public:
     void compute(const blst_fr* a, const blst_fr* b, const blst_fr* c, size_t len);
     // The same from staging(0..2).
     void compute_staged(size_t len);
+    // The same from values already on this device (waits for the upload).
+    void compute(const cuda_abc_upload_t& abc);
 
     // H's `domain` coefficients, Montgomery form, valid after compute().
     const cuda_fr_buffer_t& coefficients() const noexcept { return *a_; }
@@ -53,6 +89,9 @@ public:
     void msm(blst_p1& out, const cuda_points_t& h_points) const;
 
 private:
+    // inputs: host (device_event null) or device addresses (after the event).
+    void compute_from(const blst_fr* const inputs[3], size_t len, void* device_event);
+
     cuda_device_t& device_;
     size_t domain_;
     unsigned log_domain_;
