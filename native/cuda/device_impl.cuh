@@ -10,6 +10,7 @@
 #include <util/gpu_t.cuh>
 
 #include "cuda_ok.cuh"
+#include "cuzk/align.hpp"
 #include "cuzk/cuda/device.hpp"
 
 namespace cuzk {
@@ -60,8 +61,5 @@ struct cuda_device_t::impl_t {
 
 // memcpy on several threads (one below 8 MiB).
 void parallel_copy(void* dst, const void* src, size_t bytes);
-
-// Rounds up to a multiple of 256 bytes, so carved pieces stay aligned.
-inline size_t align256(size_t bytes) { return (bytes + 255) & ~size_t(255); }
 
 }  // namespace cuzk

@@ -14,6 +14,7 @@
 
 #include "cuda_ok.cuh"
 #include "device_impl.cuh"
+#include "batch_add.cuh"
 #include "cuzk/check.hpp"
 #include "cuzk/cuda/msm.hpp"
 #include "cuzk/cuda/points.hpp"
@@ -415,32 +416,9 @@ void cuda_batch_add_bitmap(blst_p1& out, const cuda_points_t& points, const uint
     }
     auto& impl = points.device().impl();
     impl.select();
-    const unsigned grid = static_cast<unsigned>(impl.info.sm_count);
-    const uint32_t nbuckets = grid * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
-    // sppark reads the map 32 words (1024 bits) at a time: pad to that.
-    const size_t map_words = (nbits + 1023) / 1024 * 32;
-    const size_t map_bytes = align256(map_words * sizeof(uint32_t));
-    const size_t bucket_bytes = align256((nbuckets + 1) * sizeof(bucket_mem_t));
-    char* base = static_cast<char*>(impl.scratch_at_least(map_bytes + bucket_bytes));
-    auto* d_map = reinterpret_cast<uint32_t*>(base);
-    auto* d_buckets = reinterpret_cast<bucket_mem_t*>(base + map_bytes);
-    CUZK_CUDA_OK(cudaMemsetAsync(d_map, 0, map_bytes, impl.stream(0)));
-    // Little-endian: 64-bit word k holds 32-bit words 2k and 2k+1, bit order kept.
-    CUZK_CUDA_OK(cudaMemcpyAsync(d_map, bitmap, (nbits + 63) / 64 * sizeof(uint64_t),
-                                 cudaMemcpyHostToDevice, impl.stream(0)));
-
-    void (*kernel)(bucket_mem_t*, const affine_mem_t*, uint32_t, const uint32_t*, bool, uint32_t) =
-        batch_addition<bucket_t, affine_mem_t>;
-    bucket_mem_t* ret = d_buckets;
-    const affine_mem_t* pts = static_cast<const affine_mem_t*>(points.device_data());
-    uint32_t npoints = static_cast<uint32_t>(nbits);
-    const uint32_t* map = d_map;
-    bool accumulate = false;
-    uint32_t sid = 0;
-    void* args[] = {&ret, &pts, &npoints, &map, &accumulate, &sid};
-    CUZK_CUDA_OK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(grid),
-                                             dim3(BATCH_ADD_BLOCK_SIZE), args, 0,
-                                             impl.stream(0)));
+    uint32_t nbuckets = 0;
+    bucket_mem_t* d_buckets = launch_bitmap_batch_add<bucket_t, affine_mem_t>(
+        impl, points.device_data(), bitmap, nbits, 1, nbuckets);
     out = finish_sum(impl, d_buckets, nbuckets, d_buckets + nbuckets);
 }
 

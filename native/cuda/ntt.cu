@@ -271,7 +271,7 @@ void cuda_h_poly_t::compute_from(const blst_fr* const host_or_device[3], size_t 
     const blst_fr* inputs[3] = {host_or_device[0], host_or_device[1], host_or_device[2]};
     const bool stage =
         !on_device && impl.stage_pageable && len * sizeof(blst_fr) >= (size_t(1) << 20);
-    for (int v = 0; v < 3 && len != 0; v++) {
+    for (int v = 0; v < 3 && len != 0 && !on_device; v++) {
         for (int u = 0; u < 3 && staging_.data() != nullptr; u++) {
             const blst_fr* slot = staging_.as<blst_fr>() + u * domain_;
             const bool inside = inputs[v] >= slot && inputs[v] < slot + domain_;

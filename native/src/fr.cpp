@@ -76,16 +76,6 @@ blst_fr fr_root_of_unity(unsigned log_n)
     return root;
 }
 
-bool scalar_is_zero(const blst_scalar& s)
-{
-    return std::all_of(std::begin(s.b), std::end(s.b), [](byte x) { return x == 0; });
-}
-
-bool scalar_is_one(const blst_scalar& s)
-{
-    return s.b[0] == 1 && std::all_of(std::begin(s.b) + 1, std::end(s.b), [](byte x) { return x == 0; });
-}
-
 void fr_to_scalars(blst_scalar* out, const blst_fr* in, size_t n, thread_pool_t& pool)
 {
     pool.parallel_range(n, 1 << 14, [&](size_t lo, size_t hi) {

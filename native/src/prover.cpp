@@ -147,10 +147,9 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
         validate(batch[i], srs, i);
 
     // 1. Preamble, lock not held: sort each circuit's terms by scalar, then
-    // let the backend stage them. The B_G2 MSM (always on the CPU) runs
-    // beside the rest, at background priority on the pool: it is needed only
-    // by the epilogue, so it must not hold up this or another worker's
-    // preamble.
+    // let the backend stage them. The CPU's share of B_G2 then runs beside
+    // the kernel region, at background priority on the pool: it is needed
+    // only by the epilogue, so it must not hold up another worker's preamble.
     kernel_backend_t& backend = lock.backend();
     preamble_trace_t trace;
     std::vector<circuit_terms_t> terms(n);
@@ -160,16 +159,16 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     const std::unique_ptr<kernel_batch_t> kernels =
         backend.prepare(srs, batch, terms, pool, lock.in_use());
     trace.step("backend");
-    // A GPU backend sums B_G2's ones in the kernel region when the key's G2
-    // points fit on the device (kernel_sums_t::b_g2_ones_done); the CPU
-    // then does only the tail here, and the ones in the epilogue otherwise.
-    const bool gpu_may_sum_ones = backend.kind() == backend_t::cuda;
+    // A backend that may sum B_G2's ones in its kernel region (the CUDA one,
+    // when the key's G2 points are on the device) leaves the CPU only the
+    // tail here; the epilogue sums the ones if the kernel region did not.
+    const bool kernel_may_sum_ones = backend.may_sum_b_g2_ones();
     std::vector<blst_p2> b_g2(n);
     background_t b_g2_task([&] {
         const uint64_t b_g2_started = monotonic_ns();
         thread_pool_t::with_priority(thread_pool_t::priority_t::background, [&] {
             for (size_t i = 0; i < n; i++) {
-                if (gpu_may_sum_ones)
+                if (kernel_may_sum_ones)
                     msm_tail(b_g2[i], srs.b_g2.data(), terms[i].b, pool);
                 else
                     msm(b_g2[i], srs.b_g2.data(), terms[i].b, pool);
@@ -186,7 +185,7 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
 
     // 3. Epilogue, lock not held.
     b_g2_task.join();
-    for (size_t i = 0; i < n && gpu_may_sum_ones; i++) {
+    for (size_t i = 0; i < n && kernel_may_sum_ones; i++) {
         blst_p2 ones;
         if (sums[i].b_g2_ones_done)
             ones = sums[i].b_g2_ones;

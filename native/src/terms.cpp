@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "cuzk/align.hpp"
 #include "cuzk/check.hpp"
 #include "cuzk/fr.hpp"
 
@@ -14,8 +15,6 @@
 namespace cuzk {
 
 namespace {
-
-size_t align256(size_t bytes) { return (bytes + 255) & ~size_t(255); }
 
 size_t words_of(size_t bits) { return (bits + 63) / 64; }
 
@@ -109,12 +108,7 @@ void classify_values(std::vector<uint64_t>& ones, std::vector<uint64_t>& other,
             other[w] = t;
         }
     };
-    if (chunks <= 1) {
-        for (size_t c = 0; c < chunks; c++)
-            run(c);
-    } else {
-        pool.parallel_for(chunks, run);
-    }
+    pool.parallel_for(chunks, run);
 }
 
 }  // namespace
@@ -124,23 +118,21 @@ void circuit_terms_t::classify(const circuit_t& c, thread_pool_t& pool)
     classify_values(input_ones_, input_other_, c.input.data, c.input.size, pool);
     classify_values(aux_ones_, aux_other_, c.aux.data, c.aux.size, pool);
 
-    const auto inputs = [&](const density_t* select) {
+    const auto segment = [](span_t<blst_fr> values, const std::vector<uint64_t>& ones,
+                             const std::vector<uint64_t>& other, const density_t* select) {
         segment_t s;
-        s.values = c.input.data;
-        s.kind_ones = input_ones_.data();
-        s.kind_other = input_other_.data();
+        s.values = values.data;
+        s.kind_ones = ones.data();
+        s.kind_other = other.data();
         s.select = select;
-        s.vars = c.input.size;
+        s.vars = values.size;
         return s;
     };
+    const auto inputs = [&](const density_t* select) {
+        return segment(c.input, input_ones_, input_other_, select);
+    };
     const auto aux = [&](const density_t* select) {
-        segment_t s;
-        s.values = c.aux.data;
-        s.kind_ones = aux_ones_.data();
-        s.kind_other = aux_other_.data();
-        s.select = select;
-        s.vars = c.aux.size;
-        return s;
+        return segment(c.aux, aux_ones_, aux_other_, select);
     };
     sources_[0] = plan_source_t{{segment_t{}, aux(nullptr)}};
     sources_[1] = plan_source_t{{inputs(nullptr), aux(&c.a_aux)}};
@@ -181,12 +173,7 @@ void circuit_terms_t::count(plan_source_t& src, term_plan_t& plan, thread_pool_t
             s.points_before[ch + 1] = points;
             s.tail_before[ch + 1] = tail;
         };
-        if (chunks <= 1) {
-            for (size_t ch = 0; ch < chunks; ch++)
-                run(ch);
-        } else {
-            pool.parallel_for(chunks, run);
-        }
+        pool.parallel_for(chunks, run);
         for (size_t ch = 0; ch < chunks; ch++) {
             s.points_before[ch + 1] += s.points_before[ch];
             s.tail_before[ch + 1] += s.tail_before[ch];
@@ -247,12 +234,7 @@ void circuit_terms_t::write(const plan_source_t& src, term_plan_t& plan, thread_
                 at += kept;
             }
         };
-        if (chunks <= 1) {
-            for (size_t ch = 0; ch < chunks; ch++)
-                run(ch);
-        } else {
-            pool.parallel_for(chunks, run);
-        }
+        pool.parallel_for(chunks, run);
         points_base += s.points_before[chunks];
         tail_base += s.tail_before[chunks];
     }

@@ -47,9 +47,9 @@ struct thread_pool_t::job_t {
 };
 
 thread_pool_t::thread_pool_t(size_t threads, size_t background)
+    // Half the workers (threads - 1) unless told.
+    : background_limit_(std::max<size_t>(1, background > 0 ? background : (threads - 1) / 2))
 {
-    const size_t workers = threads > 0 ? threads - 1 : 0;
-    background_limit_ = std::max<size_t>(1, background > 0 ? background : workers / 2);
     try {
         for (size_t i = 1; i < threads; i++)
             workers_.emplace_back([this] { worker_loop(); });

@@ -94,6 +94,7 @@ public:
     explicit cuda_backend_t(uint32_t device);
 
     backend_t kind() const noexcept override { return backend_t::cuda; }
+    bool may_sum_b_g2_ones() const noexcept override { return true; }
     std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
                                             const std::vector<circuit_t>& circuits,
                                             std::vector<circuit_terms_t>& terms,

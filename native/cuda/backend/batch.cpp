@@ -5,14 +5,13 @@
 #include <string>
 
 #include "backend.hpp"
+#include "cuzk/align.hpp"
 #include "cuzk/check.hpp"
 #include "cuzk/fr.hpp"
 
 namespace cuzk {
 
 namespace {
-
-size_t align256(size_t bytes) { return (bytes + 255) & ~size_t(255); }
 
 void copy_parallel(void* dst, const void* src, size_t bytes, thread_pool_t& pool)
 {

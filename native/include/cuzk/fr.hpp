@@ -53,9 +53,6 @@ inline blst_scalar fr_to_scalar(const blst_fr& a)
     return s;
 }
 
-bool scalar_is_zero(const blst_scalar& s);
-bool scalar_is_one(const blst_scalar& s);
-
 // out[i] = fr_to_scalar(in[i]) for i < n, on the pool.
 void fr_to_scalars(blst_scalar* out, const blst_fr* in, size_t n, thread_pool_t& pool);
 // values[i] *= base^i for i < n, on the pool.

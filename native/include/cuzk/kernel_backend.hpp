@@ -56,6 +56,9 @@ class kernel_backend_t {
 public:
     virtual ~kernel_backend_t() = default;
     virtual backend_t kind() const noexcept = 0;
+    // Whether its kernel region may sum B_G2's ones (kernel_sums_t says
+    // whether it did); if not, the prover's CPU share of B_G2 includes them.
+    virtual bool may_sum_b_g2_ones() const noexcept { return false; }
     // Lock not held. terms[i] comes classified (circuit_terms_t::classify);
     // prepare fills it, the tails in storage of the backend's choosing that
     // lives as long as the batch. The batch borrows srs, circuits and terms,

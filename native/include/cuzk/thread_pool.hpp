@@ -27,10 +27,10 @@ size_t default_background_threads();
 //
 // Jobs are shared first come, first served, except that a worker takes an
 // index of a background job only when no normal job has one left, and at
-// most background_threads() workers run background indices at once: a GPU
-// worker's preamble and kernel-region thread (on the critical path to and
-// under its lock) must not queue behind another worker's B_G2 MSM (needed
-// only at its epilogue), nor find every core taken by it.
+// most `background` workers (see the constructor) run background indices at
+// once: a GPU worker's preamble and kernel-region thread (on the critical
+// path to and under its lock) must not queue behind another worker's B_G2
+// MSM (needed only at its epilogue), nor find every core taken by it.
 class thread_pool_t {
 public:
     enum class priority_t { normal, background };
@@ -43,7 +43,6 @@ public:
     thread_pool_t& operator=(const thread_pool_t&) = delete;
 
     size_t size() const noexcept { return workers_.size() + 1; }
-    size_t background_threads() const noexcept { return background_limit_; }
 
     // Runs fn(i) for every i in [0, n), returning when all have run. The
     // first exception thrown by fn is rethrown here (once all have stopped).
@@ -60,15 +59,12 @@ public:
     template <class F>
     static void with_priority(priority_t priority, F&& fn)
     {
-        const priority_t saved = thread_priority_;
+        struct restore_t {
+            priority_t saved;
+            ~restore_t() { thread_priority_ = saved; }
+        } restore{thread_priority_};
         thread_priority_ = priority;
-        try {
-            fn();
-        } catch (...) {
-            thread_priority_ = saved;
-            throw;
-        }
-        thread_priority_ = saved;
+        fn();
     }
 
     // The process-wide pool, created on first use with default_thread_count()
@@ -95,7 +91,7 @@ private:
     std::deque<std::shared_ptr<job_t>> jobs_[2];  // by priority_t; guarded by mutex_
     bool stopping_ = false;                    // guarded by mutex_
     size_t background_running_ = 0;            // guarded by mutex_
-    size_t background_limit_ = 1;
+    const size_t background_limit_;
     std::vector<std::thread> workers_;
 };
 
