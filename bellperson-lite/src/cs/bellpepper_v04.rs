@@ -39,87 +39,129 @@ where
     ]
 }
 
-impl ConstraintSystem<Scalar> for ProvingAssignment {
-    type Root = Self;
+/// What each recorder does with the three calls that differ between them;
+/// [`constraint_system!`] turns it into bellpepper-core's trait.
+trait Record {
+    fn empty() -> Self;
+    fn aux(
+        &mut self,
+        value: impl FnOnce() -> Result<Scalar, SynthesisError>,
+    ) -> Result<usize, SynthesisError>;
+    fn input(
+        &mut self,
+        value: impl FnOnce() -> Result<Scalar, SynthesisError>,
+    ) -> Result<usize, SynthesisError>;
+    fn constraint(&mut self, sides: impl FnOnce() -> [LinearCombination<Scalar>; 3]);
+}
 
-    fn new() -> Self {
+/// The value recorder: values, and every constraint term by term.
+impl Record for ProvingAssignment {
+    fn empty() -> Self {
         ProvingAssignment::new()
     }
-
-    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        let i = self.push_aux(f()?);
-        Ok(Variable::new_unchecked(Index::Aux(i)))
+    fn aux(
+        &mut self,
+        value: impl FnOnce() -> Result<Scalar, SynthesisError>,
+    ) -> Result<usize, SynthesisError> {
+        Ok(self.push_aux(value()?))
     }
-
-    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        let i = self.push_input(f()?);
-        Ok(Variable::new_unchecked(Index::Input(i)))
+    fn input(
+        &mut self,
+        value: impl FnOnce() -> Result<Scalar, SynthesisError>,
+    ) -> Result<usize, SynthesisError> {
+        Ok(self.push_input(value()?))
     }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        let [a, b, c] = sides(a, b, c);
+    fn constraint(&mut self, sides: impl FnOnce() -> [LinearCombination<Scalar>; 3]) {
+        let [a, b, c] = sides();
         self.push_constraint(terms(&a), terms(&b), terms(&c));
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
     }
 }
 
-/// The shape recorders (for parameters, and for compiled synthesis) share
-/// one adapter: allocation closures are never called, constraints recorded
-/// term by term.
-macro_rules! shape_constraint_system {
+/// The shape recorders (for parameters, and for compiled synthesis): the
+/// allocation closures are never called, constraints recorded term by term.
+macro_rules! shape_record {
+    ($recorder:ty) => {
+        impl Record for $recorder {
+            fn empty() -> Self {
+                <$recorder>::new()
+            }
+            fn aux(
+                &mut self,
+                _: impl FnOnce() -> Result<Scalar, SynthesisError>,
+            ) -> Result<usize, SynthesisError> {
+                Ok(self.push_aux())
+            }
+            fn input(
+                &mut self,
+                _: impl FnOnce() -> Result<Scalar, SynthesisError>,
+            ) -> Result<usize, SynthesisError> {
+                Ok(self.push_input())
+            }
+            fn constraint(&mut self, sides: impl FnOnce() -> [LinearCombination<Scalar>; 3]) {
+                let [a, b, c] = sides();
+                self.push_constraint(terms(&a), terms(&b), terms(&c));
+            }
+        }
+    };
+}
+
+shape_record!(KeypairAssembly);
+shape_record!(ShapeRecorder);
+
+/// The witness recorder never builds the linear combinations: building and
+/// evaluating them is the work the compiled path saves.
+impl Record for WitnessRecorder {
+    fn empty() -> Self {
+        WitnessRecorder::with_capacity(1, 0)
+    }
+    fn aux(
+        &mut self,
+        value: impl FnOnce() -> Result<Scalar, SynthesisError>,
+    ) -> Result<usize, SynthesisError> {
+        self.aux.push(value()?);
+        Ok(self.aux.len() - 1)
+    }
+    fn input(
+        &mut self,
+        value: impl FnOnce() -> Result<Scalar, SynthesisError>,
+    ) -> Result<usize, SynthesisError> {
+        self.input.push(value()?);
+        Ok(self.input.len() - 1)
+    }
+    fn constraint(&mut self, _: impl FnOnce() -> [LinearCombination<Scalar>; 3]) {
+        self.constraints += 1;
+    }
+}
+
+/// bellpepper-core 0.4's `ConstraintSystem` for a [`Record`]er (a blanket
+/// impl over the trait would break the orphan rule, hence a macro).
+macro_rules! constraint_system {
     ($recorder:ty) => {
         impl ConstraintSystem<Scalar> for $recorder {
             type Root = Self;
 
             fn new() -> Self {
-                <$recorder>::new()
+                <$recorder as Record>::empty()
             }
 
-            fn alloc<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+            fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
             where
                 F: FnOnce() -> Result<Scalar, SynthesisError>,
                 A: FnOnce() -> AR,
                 AR: Into<String>,
             {
-                Ok(Variable::new_unchecked(Index::Aux(self.push_aux())))
+                Ok(Variable::new_unchecked(Index::Aux(Record::aux(self, f)?)))
             }
 
-            fn alloc_input<F, A, AR>(&mut self, _: A, _: F) -> Result<Variable, SynthesisError>
+            fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
             where
                 F: FnOnce() -> Result<Scalar, SynthesisError>,
                 A: FnOnce() -> AR,
                 AR: Into<String>,
             {
-                Ok(Variable::new_unchecked(Index::Input(self.push_input())))
+                Ok(Variable::new_unchecked(Index::Input(Record::input(
+                    self, f,
+                )?)))
             }
 
             fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
@@ -130,8 +172,7 @@ macro_rules! shape_constraint_system {
                 LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
                 LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
             {
-                let [a, b, c] = sides(a, b, c);
-                self.push_constraint(terms(&a), terms(&b), terms(&c));
+                Record::constraint(self, || sides(a, b, c));
             }
 
             fn push_namespace<NR, N>(&mut self, _: N)
@@ -150,59 +191,7 @@ macro_rules! shape_constraint_system {
     };
 }
 
-shape_constraint_system!(KeypairAssembly);
-shape_constraint_system!(ShapeRecorder);
-
-/// The witness recorder never calls the `enforce` closures: building and
-/// evaluating linear combinations is the work the compiled path saves.
-impl ConstraintSystem<Scalar> for WitnessRecorder {
-    type Root = Self;
-
-    fn new() -> Self {
-        WitnessRecorder::with_capacity(1, 0)
-    }
-
-    fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.aux.push(f()?);
-        Ok(Variable::new_unchecked(Index::Aux(self.aux.len() - 1)))
-    }
-
-    fn alloc_input<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
-    where
-        F: FnOnce() -> Result<Scalar, SynthesisError>,
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-    {
-        self.input.push(f()?);
-        Ok(Variable::new_unchecked(Index::Input(self.input.len() - 1)))
-    }
-
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, _: LA, _: LB, _: LC)
-    where
-        A: FnOnce() -> AR,
-        AR: Into<String>,
-        LA: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LB: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-        LC: FnOnce(LinearCombination<Scalar>) -> LinearCombination<Scalar>,
-    {
-        self.constraints += 1;
-    }
-
-    fn push_namespace<NR, N>(&mut self, _: N)
-    where
-        NR: Into<String>,
-        N: FnOnce() -> NR,
-    {
-    }
-
-    fn pop_namespace(&mut self) {}
-
-    fn get_root(&mut self) -> &mut Self::Root {
-        self
-    }
-}
+constraint_system!(ProvingAssignment);
+constraint_system!(KeypairAssembly);
+constraint_system!(ShapeRecorder);
+constraint_system!(WitnessRecorder);
