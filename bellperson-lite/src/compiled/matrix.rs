@@ -1,8 +1,11 @@
 //! A sparse R1CS matrix in compressed-row form, and its product with the
 //! full assignment.
 
+use std::sync::OnceLock;
+
 use blstrs::Scalar;
 use ff::Field;
+use rayon::prelude::*;
 use supraseal_c2::HostVec;
 
 /// Index of `ONE` in every coefficient table: added, never multiplied.
@@ -78,18 +81,56 @@ impl SparseMatrix {
         })
     }
 
+    /// Row `row` of `self · z`. An aux value of 0 is skipped and one of 1
+    /// adds its coefficient (or counts, for `±ONE`), both read from the
+    /// kind bitmaps; only inputs and other aux values are multiplied.
     fn row_dot(&self, row: usize, z: &Assignment<'_>, table: &[Scalar]) -> Scalar {
         let span = self.row_starts[row] as usize..self.row_starts[row + 1] as usize;
         let mut acc = Scalar::ZERO;
+        let mut units = 0i64;
+        let times = |v: &Scalar, coeff: u32, acc: &mut Scalar| match coeff {
+            COEFF_ONE => *acc += v,
+            COEFF_MINUS_ONE => *acc -= v,
+            k => *acc += *v * table[k as usize],
+        };
         for (&col, &coeff) in self.cols[span.clone()].iter().zip(&self.coeffs[span]) {
-            let v = z.get(col);
-            match coeff {
-                COEFF_ONE => acc += v,
-                COEFF_MINUS_ONE => acc -= v,
-                k => acc += *v * table[k as usize],
+            if col & INPUT_TAG != 0 {
+                times(&z.input[(col & !INPUT_TAG) as usize], coeff, &mut acc);
+                continue;
+            }
+            let (word, bit) = (col as usize / 64, 1u64 << (col % 64));
+            if z.kinds.ones[word] & bit != 0 {
+                match coeff {
+                    COEFF_ONE => units += 1,
+                    COEFF_MINUS_ONE => units -= 1,
+                    k => acc += table[k as usize],
+                }
+            } else if z.kinds.other[word] & bit != 0 {
+                times(&z.aux[col as usize], coeff, &mut acc);
             }
         }
-        acc
+        let sum = small_multiple(units.unsigned_abs());
+        if units < 0 {
+            acc - sum
+        } else {
+            acc + sum
+        }
+    }
+}
+
+/// `n · ONE`, from a table for the counts rows have (a conversion costs a
+/// Montgomery multiplication and a range check, more than the rest of a
+/// short row).
+fn small_multiple(n: u64) -> Scalar {
+    static TABLE: OnceLock<Vec<Scalar>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        std::iter::successors(Some(Scalar::ZERO), |v| Some(*v + Scalar::ONE))
+            .take(1024)
+            .collect()
+    });
+    match table.get(n as usize) {
+        Some(v) => *v,
+        None => Scalar::from(n),
     }
 }
 
@@ -97,20 +138,46 @@ impl SparseMatrix {
 /// variables, so a column names its kind rather than an offset.
 pub(crate) const INPUT_TAG: u32 = 1 << 31;
 
-/// The full assignment, addressed by tagged columns.
+/// The full assignment, addressed by tagged columns, with the kind of every
+/// aux value.
 pub(crate) struct Assignment<'a> {
     pub(crate) input: &'a [Scalar],
     pub(crate) aux: &'a [Scalar],
+    pub(crate) kinds: &'a AuxKinds,
 }
 
-impl Assignment<'_> {
-    #[inline]
-    fn get(&self, col: u32) -> &Scalar {
-        if col & INPUT_TAG != 0 {
-            &self.input[(col & !INPUT_TAG) as usize]
-        } else {
-            &self.aux[col as usize]
-        }
+/// Which aux values are 1 and which are neither 0 nor 1, a bit per
+/// variable: the products add a coefficient for a 1, skip a 0 and multiply
+/// only the others (none in a bit-valued witness such as SHA-256's).
+pub(crate) struct AuxKinds {
+    pub(crate) ones: Vec<u64>,
+    pub(crate) other: Vec<u64>,
+}
+
+impl AuxKinds {
+    /// The kinds of a witness whose values are all bits, given as bits.
+    pub(crate) fn of_bits(words: Vec<u64>) -> Self {
+        let other = vec![0; words.len()];
+        AuxKinds { ones: words, other }
+    }
+
+    /// The kinds of `aux`, classified in parallel.
+    pub(crate) fn of_values(aux: &[Scalar]) -> Self {
+        let (ones, other) = aux
+            .par_chunks(64)
+            .map(|chunk| {
+                let (mut ones, mut other) = (0u64, 0u64);
+                for (i, v) in chunk.iter().enumerate() {
+                    if *v == Scalar::ONE {
+                        ones |= 1 << i;
+                    } else if !bool::from(v.is_zero()) {
+                        other |= 1 << i;
+                    }
+                }
+                (ones, other)
+            })
+            .unzip();
+        AuxKinds { ones, other }
     }
 }
 

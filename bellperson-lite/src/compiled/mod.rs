@@ -20,10 +20,11 @@ use std::time::Instant;
 use bellpepper_core::{Circuit, SynthesisError};
 use blstrs::Scalar;
 use ff::Field;
+use rayon::prelude::*;
 use supraseal_c2::Density;
 
 use crate::ProvingAssignment;
-use matrix::{Assignment, SparseMatrix};
+use matrix::{Assignment, AuxKinds, SparseMatrix};
 pub(crate) use recorder::{ShapeRecorder, WitnessRecorder};
 
 /// Why the compiled path refused or failed a partition.
@@ -142,10 +143,11 @@ impl CompiledShape {
         let started = Instant::now();
         let mut w = WitnessRecorder::with_capacity(self.num_inputs, self.num_aux);
         circuit.synthesize(&mut w)?;
-        self.check_witness(&w)?;
+        self.check_counts(w.input.len(), w.aux.len(), Some(w.constraints))?;
+        let kinds = AuxKinds::of_values(&w.aux);
         let witness_ns = started.elapsed().as_nanos() as u64;
         let started = Instant::now();
-        let assignment = self.evaluate(w.input, w.aux);
+        let assignment = self.evaluate(w.input, w.aux, &kinds);
         let timings = SynthesisTimings {
             witness_ns,
             matrix_ns: started.elapsed().as_nanos() as u64,
@@ -153,11 +155,68 @@ impl CompiledShape {
         Ok((assignment, timings))
     }
 
-    fn check_witness(&self, w: &WitnessRecorder) -> Result<(), CompiledError> {
+    /// Evaluates one partition of this shape from a witness computed
+    /// natively rather than by the circuit's gadgets: `input` (`ONE`
+    /// first) and an aux assignment whose values are all bits, bit `i` of
+    /// `aux` being `(aux.words[i / 64] >> (i % 64)) & 1`.
+    ///
+    /// Only the counts can be checked here; that the bits are the ones the
+    /// circuit would allocate is for the witness program's own tests and
+    /// for [`check_against`](Self::check_against) on a sample.
+    pub fn synthesize_bits(
+        &self,
+        input: Vec<Scalar>,
+        aux: BitWitness,
+    ) -> Result<(ProvingAssignment, SynthesisTimings), CompiledError> {
+        let started = Instant::now();
+        self.check_counts(input.len(), aux.len, None)?;
+        let words = aux.len.div_ceil(64);
+        if aux.words.len() != words {
+            return Err(CompiledError::ShapeMismatch {
+                what: "aux bit words",
+                expected: words,
+                got: aux.words.len(),
+            });
+        }
+        let values = (0..aux.len)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|i| {
+                if aux.get(i) {
+                    Scalar::ONE
+                } else {
+                    Scalar::ZERO
+                }
+            })
+            .collect();
+        let kinds = AuxKinds::of_bits(aux.words);
+        let witness_ns = started.elapsed().as_nanos() as u64;
+        let started = Instant::now();
+        let assignment = self.evaluate(input, values, &kinds);
+        let timings = SynthesisTimings {
+            witness_ns,
+            matrix_ns: started.elapsed().as_nanos() as u64,
+        };
+        Ok((assignment, timings))
+    }
+
+    /// Fails when a witness's counts differ from the shape's (`constraints`
+    /// only when the witness was recorded from the circuit).
+    fn check_counts(
+        &self,
+        inputs: usize,
+        aux: usize,
+        constraints: Option<usize>,
+    ) -> Result<(), CompiledError> {
+        let num_constraints = self.num_constraints();
         let counts = [
-            ("public inputs", self.num_inputs, w.input.len()),
-            ("aux variables", self.num_aux, w.aux.len()),
-            ("constraints", self.num_constraints(), w.constraints),
+            ("public inputs", self.num_inputs, inputs),
+            ("aux variables", self.num_aux, aux),
+            (
+                "constraints",
+                num_constraints,
+                constraints.unwrap_or(num_constraints),
+            ),
         ];
         for (what, expected, got) in counts {
             if expected != got {
@@ -172,12 +231,18 @@ impl CompiledShape {
     }
 
     /// A sealed assignment from a witness that fits this shape.
-    fn evaluate(&self, input: Vec<Scalar>, aux: Vec<Scalar>) -> ProvingAssignment {
+    fn evaluate(
+        &self,
+        input: Vec<Scalar>,
+        aux: Vec<Scalar>,
+        kinds: &AuxKinds,
+    ) -> ProvingAssignment {
         let rows = self.num_constraints();
         let sealed = rows + input.len();
         let z = Assignment {
             input: &input,
             aux: &aux,
+            kinds,
         };
         // After the rows, the input constraints: input_i * 0 = 0, the input
         // in A only.
@@ -214,10 +279,42 @@ impl CompiledShape {
         circuit: C,
     ) -> Result<(), CompiledError> {
         let (compiled, _) = self.synthesize(circuit.clone())?;
+        Self::check_against(&compiled, circuit)
+    }
+
+    /// Synthesizes `circuit` in full and fails naming the first field where
+    /// `assignment` (made on the compiled path, from any witness source)
+    /// differs from it.
+    pub fn check_against<C: Circuit<Scalar>>(
+        assignment: &ProvingAssignment,
+        circuit: C,
+    ) -> Result<(), CompiledError> {
         let full = ProvingAssignment::synthesize(circuit)?;
-        match compiled.first_difference(&full) {
+        match assignment.first_difference(&full) {
             None => Ok(()),
             Some(what) => Err(CompiledError::Diverged { what }),
         }
+    }
+}
+
+/// A private witness of bits, computed natively (see
+/// [`CompiledShape::synthesize_bits`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BitWitness {
+    /// The bits, 64 to a word, least significant first.
+    pub words: Vec<u64>,
+    /// How many bits.
+    pub len: usize,
+}
+
+impl BitWitness {
+    /// Bit `i`.
+    ///
+    /// # Panics
+    ///
+    /// If `i >= self.len`.
+    pub fn get(&self, i: usize) -> bool {
+        assert!(i < self.len, "bit {i} of {}", self.len);
+        (self.words[i / 64] >> (i % 64)) & 1 == 1
     }
 }
