@@ -43,7 +43,7 @@ pub struct RunArgs {
     /// Synthesized partitions that may wait for a GPU worker [default: 2 × GPU workers]
     #[arg(long)]
     pub queue_depth: Option<usize>,
-    /// Synthesis: full, compiled, or checked[:N] (compiled, every N-th partition compared with full) [default: compiled]
+    /// Synthesis: full, compiled (native witness where the workload has one), compiled-gadgets (witness from the gadgets), or checked[:N] (compiled, every N-th partition compared with full) [default: compiled]
     #[arg(long)]
     pub synthesis: Option<String>,
     /// Prover backend [default: auto]

@@ -1,11 +1,13 @@
-//! `cuzk synth`: synthesis of one request, full against compiled, with the
-//! witness / matrix-product split and the memory each path holds.
+//! `cuzk synth`: synthesis of one request, full against compiled (witness
+//! from the gadgets, and from the native witness program where the workload
+//! has one), with the witness / matrix-product split and the memory held.
 
 use std::time::Instant;
 
 use clap::Args;
 use cuzk_pipeline::{
-    partition_seed, synthesize_compiled, synthesize_partition, Partition, Workload,
+    partition_seed, synthesize_compiled, synthesize_partition, Partition, PipelineError, Witness,
+    Workload,
 };
 use rayon::prelude::*;
 
@@ -48,37 +50,42 @@ pub fn synth(args: &SynthArgs) -> CliResult {
         mib(shape.heap_bytes())
     );
 
-    let one = |f: &dyn Fn(u64) -> Result<Partition, cuzk_pipeline::PipelineError>| {
+    let one = |f: &dyn Fn(u64) -> Result<Partition, PipelineError>| {
         median_secs(args.repeat, || f(seeds[0]).map(drop))
     };
-    let request = |f: &(dyn Fn(u64) -> Result<Partition, cuzk_pipeline::PipelineError> + Sync)| {
+    let request = |f: &(dyn Fn(u64) -> Result<Partition, PipelineError> + Sync)| {
         median_secs(args.repeat, || {
             seeds.par_iter().try_for_each(|&s| f(s).map(drop))
         })
     };
     let full = |s| synthesize_partition(workload, s);
-    let compiled = |s| synthesize_compiled(&shape, workload, s);
-    let (full_one, compiled_one) = (one(&full)?, one(&compiled)?);
-    let (full_req, compiled_req) = (request(&full)?, request(&compiled)?);
-    let sample = compiled(seeds[0])?;
-    let split = sample.compiled.unwrap_or_default();
-    println!(
-        "one partition:  full {full_one:.3} s, compiled {compiled_one:.3} s ({:.2}x)",
-        full_one / compiled_one
-    );
-    println!(
-        "  compiled split: witness {:.3} s, matrix products {:.3} s",
-        split.witness_ns as f64 * 1e-9,
-        split.matrix_ns as f64 * 1e-9
-    );
-    println!(
-        "whole request:  full {full_req:.3} s, compiled {compiled_req:.3} s ({:.2}x)",
-        full_req / compiled_req
-    );
-    println!(
-        "per-partition working set: {:.1} MiB",
-        mib(sample.assignment.heap_bytes())
-    );
+    let (full_one, full_req) = (one(&full)?, request(&full)?);
+    println!("full:     one partition {full_one:.3} s, whole request {full_req:.3} s");
+    let mut sources = vec![("gadgets", Witness::Gadgets)];
+    if workload.native_witness(0).is_some() {
+        sources.push(("native", Witness::Native));
+    }
+    let mut sample = None;
+    for (name, witness) in sources {
+        let compiled = |s| synthesize_compiled(&shape, workload, s, witness);
+        let (compiled_one, compiled_req) = (one(&compiled)?, request(&compiled)?);
+        let partition = compiled(seeds[0])?;
+        let split = partition.compiled.unwrap_or_default();
+        println!(
+            "compiled, {name} witness: one partition {compiled_one:.3} s ({:.2}x; witness {:.3} s, matrix products {:.3} s), whole request {compiled_req:.3} s ({:.2}x)",
+            full_one / compiled_one,
+            split.witness_ns as f64 * 1e-9,
+            split.matrix_ns as f64 * 1e-9,
+            full_req / compiled_req
+        );
+        sample = Some(partition);
+    }
+    if let Some(sample) = sample {
+        println!(
+            "per-partition working set: {:.1} MiB",
+            mib(sample.assignment.heap_bytes())
+        );
+    }
     Ok(())
 }
 

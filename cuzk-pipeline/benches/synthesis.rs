@@ -1,8 +1,10 @@
-//! Synthesis of one partition, full vs compiled, at the tiny and S sizes.
+//! Synthesis of one partition, full vs compiled (witness from the gadgets
+//! and, for sha-chain, from the native witness program), at the tiny and S
+//! sizes.
 
 use bellperson_lite::CompiledShape;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use cuzk_pipeline::{synthesize_compiled, synthesize_partition, Workload};
+use cuzk_pipeline::{synthesize_compiled, synthesize_partition, Witness, Workload};
 
 fn synthesis(c: &mut Criterion) {
     let mut group = c.benchmark_group("synthesis");
@@ -16,11 +18,17 @@ fn synthesis(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("full", workload), &workload, |b, &w| {
             b.iter(|| synthesize_partition(w, 1).unwrap())
         });
-        group.bench_with_input(
-            BenchmarkId::new("compiled", workload),
-            &workload,
-            |b, &w| b.iter(|| synthesize_compiled(&shape, w, 1).unwrap()),
-        );
+        for (name, witness) in [
+            ("compiled-gadgets", Witness::Gadgets),
+            ("compiled-native", Witness::Native),
+        ] {
+            if witness == Witness::Native && workload.native_witness(1).is_none() {
+                continue;
+            }
+            group.bench_with_input(BenchmarkId::new(name, workload), &workload, |b, &w| {
+                b.iter(|| synthesize_compiled(&shape, w, 1, witness).unwrap())
+            });
+        }
     }
     group.finish();
 }

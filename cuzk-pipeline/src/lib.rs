@@ -31,6 +31,6 @@ pub use error::PipelineError;
 pub use partition::{
     check_params, gpu_prove, gpu_prove_with, setup, synthesize_partition, Partition, PartitionProof,
 };
-pub use synthesis::{synthesize_compiled, synthesize_with, ShapeCache, SynthesisMode};
+pub use synthesis::{synthesize_compiled, synthesize_with, ShapeCache, SynthesisMode, Witness};
 pub use verify::{decode_request_proof, encode_request_proof, verify_request};
-pub use workload::{partition_seed, Workload, WorkloadCircuit};
+pub use workload::{partition_seed, NativeWitness, Workload, WorkloadCircuit};

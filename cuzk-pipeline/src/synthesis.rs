@@ -15,10 +15,14 @@ use crate::{Partition, PipelineError, Workload};
 pub enum SynthesisMode {
     /// Every partition records and evaluates every constraint.
     Full,
-    /// The workload's shape is compiled on first use; partitions record only
-    /// their witness, then three sparse matrix products.
+    /// The workload's shape is compiled on first use; partitions compute
+    /// only their witness (natively where the workload has a witness
+    /// program, see [`Witness`]), then three sparse matrix products.
     #[default]
     Compiled,
+    /// As `Compiled`, with the witness always recorded from the circuit's
+    /// gadgets (for comparison).
+    CompiledGadgets,
     /// As `Compiled`, and every `every`-th partition (by seed) is also
     /// synthesized in full and compared, failing on any difference.
     Checked {
@@ -30,13 +34,15 @@ pub enum SynthesisMode {
 impl std::str::FromStr for SynthesisMode {
     type Err = PipelineError;
 
-    /// `full`, `compiled`, or `checked` / `checked:N` (every N-th partition
-    /// checked against full synthesis; `checked` alone checks every one).
+    /// `full`, `compiled`, `compiled-gadgets`, or `checked` / `checked:N`
+    /// (every N-th partition checked against full synthesis; `checked`
+    /// alone checks every one).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = || PipelineError::BadSynthesisMode(s.to_owned());
         match s.split_once(':') {
             None if s == "full" => Ok(SynthesisMode::Full),
             None if s == "compiled" => Ok(SynthesisMode::Compiled),
+            None if s == "compiled-gadgets" => Ok(SynthesisMode::CompiledGadgets),
             None if s == "checked" => Ok(SynthesisMode::Checked { every: 1 }),
             Some(("checked", n)) => match n.parse() {
                 Ok(every) if every > 0 => Ok(SynthesisMode::Checked { every }),
@@ -45,6 +51,17 @@ impl std::str::FromStr for SynthesisMode {
             _ => Err(bad()),
         }
     }
+}
+
+/// Where the compiled path takes a partition's witness from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Witness {
+    /// The workload's native witness program where it has one
+    /// ([`Workload::native_witness`]), else the circuit's gadgets.
+    #[default]
+    Native,
+    /// The circuit's gadgets, recorded by a witness-only constraint system.
+    Gadgets,
 }
 
 type ShapeSlot = Arc<OnceLock<Result<Arc<CompiledShape>, Arc<CompiledError>>>>;
@@ -104,27 +121,42 @@ pub fn synthesize_with(
     workload: Workload,
     seed: u64,
 ) -> Result<Partition, PipelineError> {
-    if mode == SynthesisMode::Full {
-        return crate::synthesize_partition(workload, seed);
-    }
+    let witness = match mode {
+        SynthesisMode::Full => return crate::synthesize_partition(workload, seed),
+        SynthesisMode::CompiledGadgets => Witness::Gadgets,
+        SynthesisMode::Compiled | SynthesisMode::Checked { .. } => Witness::Native,
+    };
     let shape = cache.get(workload)?;
-    let partition = synthesize_compiled(&shape, workload, seed)?;
+    let partition = synthesize_compiled(&shape, workload, seed, witness)?;
     if let SynthesisMode::Checked { every } = mode {
         if seed % every.max(1) == 0 {
-            shape.check_against_full(workload.circuit(seed))?;
+            CompiledShape::check_against(&partition.assignment, workload.circuit(seed))?;
         }
     }
     Ok(partition)
 }
 
-/// Synthesizes one partition on the compiled path of `shape`.
+/// Synthesizes one partition on the compiled path of `shape`, with its
+/// witness from `witness`.
 pub fn synthesize_compiled(
     shape: &CompiledShape,
     workload: Workload,
     seed: u64,
+    witness: Witness,
 ) -> Result<Partition, PipelineError> {
     Partition::timed(workload, seed, || {
-        let (assignment, split) = shape.synthesize(workload.circuit(seed))?;
+        let native = match witness {
+            Witness::Native => workload.native_witness(seed),
+            Witness::Gadgets => None,
+        };
+        let (assignment, split) = match native {
+            None => shape.synthesize(workload.circuit(seed))?,
+            Some(native) => {
+                let (assignment, mut split) = shape.synthesize_bits(native.input, native.aux)?;
+                split.witness_ns += native.elapsed_ns;
+                (assignment, split)
+            }
+        };
         Ok((assignment, Some(split)))
     })
 }

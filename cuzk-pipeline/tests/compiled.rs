@@ -6,7 +6,7 @@ use bellperson_lite::{CompiledError, CompiledShape, ProvingAssignment};
 use blstrs::Scalar;
 use cuzk_pipeline::{
     gpu_prove_with, setup, synthesize_compiled, synthesize_partition, synthesize_with, ShapeCache,
-    SynthesisMode, Workload,
+    SynthesisMode, Witness, Workload,
 };
 use supraseal_c2::GpuLock;
 
@@ -52,11 +52,78 @@ fn compiled_proofs_equal_full_proofs() {
     let (r, s) = (Scalar::from(1234567u64), Scalar::from(7654321u64));
     for seed in [2, 9] {
         let full = synthesize_partition(workload, seed).unwrap();
-        let compiled = synthesize_compiled(&shape, workload, seed).unwrap();
+        let compiled = synthesize_compiled(&shape, workload, seed, Witness::Gadgets).unwrap();
         assert!(compiled.compiled.is_some() && full.compiled.is_none());
+        let native = synthesize_compiled(&shape, workload, seed, Witness::Native).unwrap();
         let a = gpu_prove_with(&full, &srs, &lock, r, s).unwrap().proof;
         let b = gpu_prove_with(&compiled, &srs, &lock, r, s).unwrap().proof;
+        let c = gpu_prove_with(&native, &srs, &lock, r, s).unwrap().proof;
         assert_eq!(a, b, "seed {seed}");
+        assert_eq!(a, c, "seed {seed}, native witness");
+    }
+}
+
+#[test]
+fn the_native_witness_gives_what_full_synthesis_gives() {
+    for blocks in [1, 2, 5] {
+        let workload = Workload::new("sha-chain", blocks).unwrap();
+        let shape = CompiledShape::compile(workload.shape()).unwrap();
+        for seed in [0, 7, u64::MAX] {
+            let native = synthesize_compiled(&shape, workload, seed, Witness::Native).unwrap();
+            let full = ProvingAssignment::synthesize(workload.circuit(seed)).unwrap();
+            assert_eq!(
+                native.assignment.first_difference(&full),
+                None,
+                "{workload} seed {seed}"
+            );
+            let split = native.compiled.unwrap();
+            assert!(split.witness_ns > 0 && split.matrix_ns > 0);
+        }
+    }
+    let mul = Workload::new("mul-chain", 10).unwrap();
+    assert!(
+        mul.native_witness(0).is_none(),
+        "mul-chain has no witness program"
+    );
+}
+
+#[test]
+fn a_native_witness_that_does_not_fit_is_rejected() {
+    let workload = Workload::new("sha-chain", 1).unwrap();
+    let shape = CompiledShape::compile(workload.shape()).unwrap();
+    let good = workload.native_witness(3).unwrap();
+    let mut short = good.aux.clone();
+    short.len -= 1;
+    match shape.synthesize_bits(good.input.clone(), short) {
+        Err(CompiledError::ShapeMismatch {
+            what: "aux variables",
+            ..
+        }) => {}
+        other => panic!("accepted a witness one bit short: {other:?}"),
+    }
+    let mut words = good.aux.clone();
+    words.words.pop();
+    assert!(matches!(
+        shape.synthesize_bits(good.input.clone(), words),
+        Err(CompiledError::ShapeMismatch {
+            what: "aux bit words",
+            ..
+        })
+    ));
+    assert!(matches!(
+        shape.synthesize_bits(good.input[..2].to_vec(), good.aux.clone()),
+        Err(CompiledError::ShapeMismatch {
+            what: "public inputs",
+            ..
+        })
+    ));
+    // A bit flipped fits the shape but not the circuit: checking catches it.
+    let mut flipped = good.aux;
+    flipped.words[5] ^= 1 << 9;
+    let (assignment, _) = shape.synthesize_bits(good.input, flipped).unwrap();
+    match CompiledShape::check_against(&assignment, workload.circuit(3)) {
+        Err(CompiledError::Diverged { what }) => assert!(!what.is_empty()),
+        other => panic!("a wrong witness bit was not caught: {other:?}"),
     }
 }
 
@@ -96,6 +163,15 @@ fn checked_mode_compares_and_the_cache_compiles_once() {
     assert_eq!(cache.len(), 1);
     let full = synthesize_with(SynthesisMode::Full, &cache, workload, 1).unwrap();
     assert!(full.compiled.is_none());
+    let sha = Workload::new("sha-chain", 2).unwrap();
+    for mode in [
+        SynthesisMode::Checked { every: 1 },
+        SynthesisMode::CompiledGadgets,
+    ] {
+        let p = synthesize_with(mode, &cache, sha, 5).unwrap();
+        assert!(p.compiled.is_some(), "{mode:?}");
+    }
+    assert_eq!(cache.len(), 2);
 }
 
 /// A circuit whose constraints depend on its witness: compiling it from one

@@ -2,12 +2,17 @@
 
 pub mod mul_chain;
 pub mod sha_chain;
+pub mod sha_witness;
 
 use std::fmt;
 use std::str::FromStr;
+use std::time::Instant;
 
+use bellpepper::gadgets::multipack;
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
+use bellperson_lite::BitWitness;
 use blstrs::Scalar;
+use ff::Field;
 
 use crate::PipelineError;
 
@@ -91,6 +96,27 @@ impl Workload {
         }
     }
 
+    /// The witness for `seed` computed natively, without the circuit's
+    /// gadgets, where the family has a witness program (`sha-chain`: see
+    /// [`sha_witness`]); `None` for the others. Its aux values are bits in
+    /// exactly the order the gadgets allocate them.
+    pub fn native_witness(&self, seed: u64) -> Option<NativeWitness> {
+        let Workload::ShaChain { blocks } = *self else {
+            return None;
+        };
+        let started = Instant::now();
+        let (aux, digest) = sha_witness::witness(blocks, seed);
+        let mut input = vec![Scalar::ONE];
+        input.extend(multipack::compute_multipacking::<Scalar>(
+            &multipack::bytes_to_bits(&digest),
+        ));
+        Some(NativeWitness {
+            input,
+            aux,
+            elapsed_ns: started.elapsed().as_nanos() as u64,
+        })
+    }
+
     /// The public inputs (without ONE) for `seed`, computed natively, as a
     /// verifier derives them.
     pub fn public_inputs(&self, seed: u64) -> Vec<Scalar> {
@@ -128,6 +154,17 @@ pub fn partition_seed(request: u64, partitions: usize, index: usize) -> u64 {
     request
         .wrapping_mul(partitions as u64)
         .wrapping_add(index as u64)
+}
+
+/// A partition's witness from a native witness program.
+#[derive(Clone, Debug)]
+pub struct NativeWitness {
+    /// The public inputs, `ONE` first.
+    pub input: Vec<Scalar>,
+    /// The private assignment, all bits.
+    pub aux: BitWitness,
+    /// Time spent computing it.
+    pub elapsed_ns: u64,
 }
 
 /// One instance of either family, as a `bellpepper_core::Circuit`.
