@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use cuzk_engine::BackendChoice;
@@ -150,6 +150,9 @@ pub struct Plan {
     pub cached_synthesis: bool,
     /// The engine's shape (worker counts filled in by the caller).
     pub engine: EngineConfig,
+    /// Compiled shapes, shared by every engine the plan runs, so that the
+    /// compilation (once per workload) is paid in the warm-up.
+    pub shapes: Arc<ShapeCache>,
 }
 
 impl Plan {
@@ -195,6 +198,7 @@ impl Plan {
                 },
                 ..EngineConfig::default()
             },
+            shapes: Arc::default(),
         };
         if plan.requests == 0 {
             return Err(BenchError::Zero("--requests"));
@@ -218,13 +222,35 @@ impl Plan {
                     "no --params given: generating parameters for {} (once, this takes a while)",
                     self.workload
                 );
-                let started = std::time::Instant::now();
+                let started = Instant::now();
                 let params = cuzk_pipeline::setup(self.workload)?;
                 eprintln!("setup: {:.1} s", started.elapsed().as_secs_f64());
                 ProvingKey::new(&params)?
             }
         };
         Ok(Arc::new(key))
+    }
+
+    /// Compiles the workload's shape (in every synthesis mode but `full`),
+    /// unmeasured: an engine compiles a shape once per workload, so the
+    /// figures are of the steady state, as for the key upload.
+    pub fn compile_shape(&self) -> Result<(), BenchError> {
+        if self.engine.synthesis == SynthesisMode::Full {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let shape = self
+            .shapes
+            .get(self.workload)
+            .map_err(BenchError::Workload)?;
+        eprintln!(
+            "warm-up: {}'s shape compiled in {:.2} s ({} constraints, {:.0} MiB; once per workload, not measured)",
+            self.workload,
+            started.elapsed().as_secs_f64(),
+            shape.num_constraints(),
+            shape.heap_bytes() as f64 / f64::from(1 << 20)
+        );
+        Ok(())
     }
 
     /// With `--cached-synthesis`, request 0's partitions, synthesized once.
@@ -236,12 +262,11 @@ impl Plan {
             "--cached-synthesis: synthesizing {} partitions once",
             self.partitions
         );
-        let shape = ShapeCache::new();
         let partitions = (0..self.partitions)
             .into_par_iter()
             .map(|j| {
                 let seed = partition_seed(0, self.partitions, j);
-                synthesize_with(self.engine.synthesis, &shape, self.workload, seed)
+                synthesize_with(self.engine.synthesis, &self.shapes, self.workload, seed)
                     .map(Arc::new)
                     .map_err(|source| BenchError::Synthesis {
                         partition: j,
@@ -326,7 +351,8 @@ pub fn measure(
     key: &Arc<ProvingKey>,
     cached: Option<&[Arc<Partition>]>,
 ) -> Result<Measurement, BenchError> {
-    let engine = Engine::new(config.clone()).map_err(BenchError::Engine)?;
+    let engine = Engine::with_shapes(config.clone(), Arc::clone(&plan.shapes))
+        .map_err(BenchError::Engine)?;
     let started_ns = monotonic_ns();
     let handles: Vec<(u64, JobHandle)> = (0..plan.requests as u64)
         .map(|r| {
@@ -404,6 +430,7 @@ pub fn run_bench(args: &BenchArgs, config: &FileConfig) -> Result<(), Box<dyn st
         .or(config.engine.gpu_workers_per_device)
         .unwrap_or(defaults.gpu_workers_per_device);
     let key = plan.proving_key()?;
+    plan.compile_shape()?;
     let cached = plan.cached_partitions()?;
     warm_up(&plan, &key, cached.as_deref())?;
     let measurement = measure(&plan, plan.engine.clone(), &key, cached.as_deref())?;

@@ -90,6 +90,7 @@ pub fn run_sweep(args: &SweepArgs, config: &FileConfig) -> Result<(), Box<dyn st
         .or(config.sweep.gpu_workers_list.clone())
         .unwrap_or(vec![1, 2]);
     let key = plan.proving_key()?;
+    plan.compile_shape()?;
     let cached = plan.cached_partitions()?;
     warm_up(&plan, &key, cached.as_deref())?;
     let all_devices = plan.engine.devices.clone();

@@ -25,8 +25,9 @@ pub(crate) struct Shared {
     pub(crate) locks: Vec<GpuLock>,
     pub(crate) gpu_workers: Vec<GpuWorkerId>,
     pub(crate) recorder: Recorder,
-    /// Compiled shapes, one per workload, compiled on first use.
-    pub(crate) shapes: ShapeCache,
+    /// Compiled shapes, one per workload, compiled on first use (and
+    /// possibly shared with other engines).
+    pub(crate) shapes: Arc<ShapeCache>,
     next_job: AtomicU64,
 }
 
@@ -63,6 +64,13 @@ pub struct Engine {
 impl Engine {
     /// Starts the workers of `config`.
     pub fn new(config: EngineConfig) -> Result<Self, EngineError> {
+        Self::with_shapes(config, Arc::default())
+    }
+
+    /// Starts the workers of `config`, taking compiled shapes from `shapes`
+    /// (which the caller may fill ahead, `shapes.get(workload)`, so that no
+    /// request waits for a compilation, or share between engines).
+    pub fn with_shapes(config: EngineConfig, shapes: Arc<ShapeCache>) -> Result<Self, EngineError> {
         config.validate()?;
         let gpu_workers = gpu_worker_ids(&config);
         let locks = config
@@ -79,7 +87,7 @@ impl Engine {
             locks,
             gpu_workers,
             recorder: Recorder::default(),
-            shapes: ShapeCache::new(),
+            shapes,
             next_job: AtomicU64::new(0),
             config,
         });

@@ -73,6 +73,15 @@ pub struct ShapeCache {
     slots: Mutex<HashMap<Workload, ShapeSlot>>,
 }
 
+impl std::fmt::Debug for ShapeCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let workloads: Vec<Workload> = self.slots.lock().keys().copied().collect();
+        f.debug_struct("ShapeCache")
+            .field("workloads", &workloads)
+            .finish()
+    }
+}
+
 impl ShapeCache {
     /// An empty cache.
     pub fn new() -> Self {
