@@ -46,6 +46,9 @@ pub struct RunArgs {
     /// Synthesis: full, compiled (native witness where the workload has one), compiled-gadgets (witness from the gadgets), or checked[:N] (compiled, every N-th partition compared with full) [default: compiled]
     #[arg(long)]
     pub synthesis: Option<String>,
+    /// Nice value (0-19) of the synthesis threads, so that synthesis running ahead yields the cores to the GPU workers [default: 10]
+    #[arg(long)]
+    pub synthesis_nice: Option<i32>,
     /// Prover backend [default: auto]
     #[arg(long, value_parser = ["cpu", "cuda", "auto"])]
     pub backend: Option<String>,
@@ -196,6 +199,10 @@ impl Plan {
                     Some(mode) => mode.parse().map_err(BenchError::Workload)?,
                     None => SynthesisMode::default(),
                 },
+                synthesis_nice: run
+                    .synthesis_nice
+                    .or(engine.synthesis_nice)
+                    .unwrap_or(cuzk_engine::DEFAULT_SYNTHESIS_NICE),
                 ..EngineConfig::default()
             },
             shapes: Arc::default(),

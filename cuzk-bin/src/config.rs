@@ -10,6 +10,7 @@
 //! verify = true
 //! backend = "cpu"
 //! synthesis = "compiled"
+//! synthesis_nice = 10
 //!
 //! [bench]
 //! workload = "sha-chain"
@@ -56,8 +57,10 @@ pub struct EngineSection {
     pub verify: Option<bool>,
     /// `cpu`, `cuda` or `auto`.
     pub backend: Option<String>,
-    /// `full`, `compiled` or `checked[:N]`.
+    /// `full`, `compiled`, `compiled-gadgets` or `checked[:N]`.
     pub synthesis: Option<String>,
+    /// Nice value of the synthesis threads (0-19).
+    pub synthesis_nice: Option<i32>,
 }
 
 /// `[bench]`: the work a bench run proves.

@@ -28,14 +28,24 @@ pub struct EngineConfig {
     /// How partitions are synthesized. The default, compiled, compiles each
     /// workload's shape on first use and then records only witnesses.
     pub synthesis: SynthesisMode,
+    /// The nice value (0 to 19) of the threads that synthesize: partition
+    /// workers and their parallel matrix products. Above 0, synthesis that
+    /// runs ahead of the GPU yields the cores to the GPU workers' host work
+    /// (preamble, kernel region, epilogue), which keep their priority.
+    pub synthesis_nice: i32,
     /// Test hook: make a worker panic on one partition.
     #[doc(hidden)]
     pub fault: Option<Fault>,
 }
 
+/// Synthesis threads' default nice value: low enough a priority that the
+/// GPU workers' host work preempts them (BENCHMARKS.md, "Synthesis at L").
+pub const DEFAULT_SYNTHESIS_NICE: i32 = 10;
+
 impl Default for EngineConfig {
     /// As many partition workers as cores, two GPU workers on device 0, a
-    /// queue of four synthesized partitions, no self-verification.
+    /// queue of four synthesized partitions, no self-verification,
+    /// synthesis at nice 10.
     fn default() -> Self {
         Self {
             partition_workers: std::thread::available_parallelism().map_or(1, usize::from),
@@ -45,6 +55,7 @@ impl Default for EngineConfig {
             verify: false,
             backend: BackendChoice::Auto,
             synthesis: SynthesisMode::default(),
+            synthesis_nice: DEFAULT_SYNTHESIS_NICE,
             fault: None,
         }
     }
@@ -87,6 +98,9 @@ impl EngineConfig {
         if self.synthesis == (SynthesisMode::Checked { every: 0 }) {
             return Err(ConfigError::ZeroCheckPeriod);
         }
+        if !(0..=19).contains(&self.synthesis_nice) {
+            return Err(ConfigError::BadNice(self.synthesis_nice));
+        }
         Ok(())
     }
 }
@@ -112,6 +126,9 @@ pub enum ConfigError {
     /// Checked synthesis with a sampling period of zero.
     #[error("the compiled-synthesis check period must be at least 1")]
     ZeroCheckPeriod,
+    /// `synthesis_nice` outside 0 to 19.
+    #[error("synthesis_nice must be between 0 and 19, not {0}")]
+    BadNice(i32),
 }
 
 /// A fault to inject, for the engine's own tests only.

@@ -28,6 +28,9 @@ pub(crate) struct Shared {
     /// Compiled shapes, one per workload, compiled on first use (and
     /// possibly shared with other engines).
     pub(crate) shapes: Arc<ShapeCache>,
+    /// The threads synthesis runs on (partition workers hand it their
+    /// partitions), at the configured nice value.
+    pub(crate) synth_pool: rayon::ThreadPool,
     next_job: AtomicU64,
 }
 
@@ -81,6 +84,15 @@ impl Engine {
                     .map_err(|source| EngineError::Device { device, source })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let nice = config.synthesis_nice;
+        let synth_pool = rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("cuzk-synth-pool-{i}"))
+            .start_handler(move |_| worker::lower_priority(nice))
+            .build()
+            .map_err(|e| EngineError::Spawn {
+                name: "cuzk-synth-pool".to_owned(),
+                source: std::io::Error::other(e),
+            })?;
         let shared = Arc::new(Shared {
             synth_queue: WorkQueue::new(usize::MAX),
             gpu_queue: WorkQueue::new(config.effective_queue_depth()),
@@ -88,6 +100,7 @@ impl Engine {
             gpu_workers,
             recorder: Recorder::default(),
             shapes,
+            synth_pool,
             next_job: AtomicU64::new(0),
             config,
         });

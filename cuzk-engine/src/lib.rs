@@ -83,7 +83,7 @@ mod worker;
 
 #[doc(hidden)]
 pub use config::Fault;
-pub use config::{BackendChoice, ConfigError, EngineConfig, SynthesisMode};
+pub use config::{BackendChoice, ConfigError, EngineConfig, SynthesisMode, DEFAULT_SYNTHESIS_NICE};
 pub use cuzk_pipeline::{Partition, Workload};
 pub use engine::Engine;
 pub use error::EngineError;

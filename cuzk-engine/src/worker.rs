@@ -46,8 +46,21 @@ impl Ranked for ProveTask {
     }
 }
 
+/// Raises the calling thread's nice value to `nice` (never lowers it: that
+/// would need privileges). Best effort: a thread left at its priority only
+/// competes harder with the GPU workers' host work.
+pub(crate) fn lower_priority(nice: i32) {
+    match supraseal_c2::current_thread_nice() {
+        Ok(current) if current < nice => {
+            let _ = supraseal_c2::set_current_thread_nice(nice);
+        }
+        _ => {}
+    }
+}
+
 /// A partition worker's loop: runs until the synthesis queue closes.
 pub(crate) fn run_partition_worker(shared: &Shared, worker: usize) {
+    lower_priority(shared.config.synthesis_nice);
     while let Some(task) = shared.synth_queue.pop() {
         if task.job.is_running() {
             synthesize(shared, worker, task);
@@ -62,7 +75,9 @@ fn synthesize(shared: &Shared, worker: usize, task: SynthTask) {
             panic!("injected panic while synthesizing seed {seed}");
         }
         let workload = task.job.request.workload;
-        synthesize_with(shared.config.synthesis, &shared.shapes, workload, seed)
+        shared
+            .synth_pool
+            .install(|| synthesize_with(shared.config.synthesis, &shared.shapes, workload, seed))
     }));
     let partition = match settle(task.index, outcome) {
         Ok(partition) => partition,

@@ -133,4 +133,12 @@ fn invalid_configurations_are_refused() {
         }
         other => panic!("expected a config error, got {other:?}"),
     }
+    let nice = EngineConfig {
+        synthesis_nice: 20,
+        ..EngineConfig::default()
+    };
+    assert!(matches!(
+        Engine::new(nice),
+        Err(EngineError::Config(ConfigError::BadNice(20)))
+    ));
 }

@@ -45,6 +45,7 @@ mod lock;
 mod prove;
 mod raw;
 mod srs;
+mod thread;
 
 pub use assignment::{Assignment, Density};
 pub use backend::{
@@ -59,3 +60,4 @@ pub use host_vec::{is_host_range_pinned, HostPod, HostVec};
 pub use lock::{GpuLock, GpuLockGuard, LockStats};
 pub use prove::{prove, PhaseTimings, ProveOutput, RawProof};
 pub use srs::{Srs, SrsParts};
+pub use thread::{current_thread_nice, set_current_thread_nice};
