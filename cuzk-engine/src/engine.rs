@@ -11,7 +11,7 @@ use crate::job::{Job, JobHandle};
 use crate::metrics::{GpuWorkerId, MetricsSnapshot, Recorder};
 use crate::queue::WorkQueue;
 use crate::worker::{self, ProveTask, SynthTask};
-use crate::{EngineConfig, EngineError, ProofRequest};
+use crate::{EngineConfig, EngineError, ProofRequest, SynthesisMode, Workload};
 
 /// What the engine's threads share: the queues, the locks, the log.
 pub(crate) struct Shared {
@@ -133,6 +133,32 @@ impl Engine {
             .map_err(|source| EngineError::Spawn { name, source })?;
         self.threads.push(thread);
         Ok(())
+    }
+
+    /// Gets ready for requests of `workload` so that the first ones do not
+    /// wait: compiles its shape (in the compiled synthesis modes) and has
+    /// the host pool page-lock the evaluation memory of every partition the
+    /// engine can hold at once (one per partition worker, queue slot and GPU
+    /// worker). Optional: both otherwise happen on first use, where the
+    /// page-locking holds the CUDA driver and stalls the GPU workers.
+    /// Returns for how many partitions memory is kept (0 in full mode,
+    /// whose evaluations are ordinary vectors).
+    pub fn prepare(&self, workload: Workload) -> Result<usize, EngineError> {
+        let config = &self.shared.config;
+        if config.synthesis == SynthesisMode::Full {
+            return Ok(0);
+        }
+        let shape = self
+            .shared
+            .shapes
+            .get(workload)
+            .map_err(|source| EngineError::Prepare {
+                workload: workload.to_string(),
+                source,
+            })?;
+        let in_flight =
+            config.partition_workers + config.effective_queue_depth() + config.gpu_workers();
+        Ok(shape.reserve_evaluations(in_flight))
     }
 
     /// The configuration the engine was built from.

@@ -60,6 +60,15 @@ pub enum EngineError {
         #[source]
         source: PipelineError,
     },
+    /// [`crate::Engine::prepare`] could not compile the workload's shape.
+    #[error("preparing for {workload} failed")]
+    Prepare {
+        /// The workload.
+        workload: String,
+        /// What failed.
+        #[source]
+        source: PipelineError,
+    },
     /// A worker panicked on a partition; the job failed, the worker lives.
     #[error("a worker panicked on partition {partition}: {message}")]
     Panicked {

@@ -182,6 +182,33 @@ impl HostPool {
         drop(freed);
     }
 
+    /// Allocates blocks of `bytes` until `count` are kept, or until the
+    /// limit or memory runs out; returns how many are kept then.
+    pub(crate) fn reserve(&self, bytes: usize, count: usize) -> usize {
+        let missing = {
+            let state = self.lock();
+            let kept = state.by_size.get(&bytes).map_or(0, VecDeque::len);
+            let room = (state
+                .stats
+                .limit_bytes
+                .saturating_sub(state.stats.cached_bytes)
+                / bytes.max(1) as u64) as usize;
+            count.saturating_sub(kept).min(room)
+        };
+        for _ in 0..missing {
+            let Some(block) = HostBlock::allocate(bytes) else {
+                break;
+            };
+            {
+                let mut state = self.lock();
+                state.stats.allocated += 1;
+                state.stats.allocated_pinned += u64::from(block.pinned);
+            }
+            self.give(block);
+        }
+        self.lock().by_size.get(&bytes).map_or(0, VecDeque::len)
+    }
+
     pub(crate) fn stats(&self) -> HostPoolStats {
         self.lock().stats
     }
@@ -249,6 +276,20 @@ impl PoolState {
     }
 }
 
+/// Allocates (page-locked when it can) blocks of `bytes` into the pool
+/// until it keeps `count` of them, within its limit, so that the vectors
+/// made later take them at once: page-locking hundreds of MiB takes tens of
+/// milliseconds a block and holds the CUDA driver meanwhile, which stalls
+/// the GPU work of other threads. Returns how many blocks of that size the
+/// pool keeps afterwards (fewer than `count` when the limit or memory ran
+/// out). [`HostVec::reserve`](crate::HostVec::reserve) counts in elements.
+pub fn reserve_host_blocks(bytes: usize, count: usize) -> usize {
+    if bytes == 0 {
+        return 0;
+    }
+    HostPool::global().reserve(bytes, count)
+}
+
 fn limit_from_env() -> u64 {
     let Ok(text) = std::env::var("CUZK_HOST_POOL_BYTES") else {
         return DEFAULT_HOST_POOL_BYTES;
@@ -283,6 +324,24 @@ mod tests {
     use super::*;
 
     const KIB: usize = 1024;
+
+    #[test]
+    fn reserving_allocates_only_the_missing_blocks_within_the_limit() {
+        let pool = HostPool::new(10_000);
+        assert_eq!(pool.reserve(3_000, 2), 2);
+        assert_eq!(pool.stats().allocated, 2);
+        assert_eq!(pool.reserve(3_000, 2), 2, "already there");
+        assert_eq!(pool.stats().allocated, 2);
+        assert_eq!(
+            pool.reserve(3_000, 5),
+            3,
+            "the limit leaves room for one more"
+        );
+        let taken = pool.take(3_000);
+        assert_eq!(pool.stats().reused, 1);
+        assert_eq!(pool.stats().cached_blocks, 2);
+        drop(taken);
+    }
 
     #[test]
     fn a_kept_block_is_reused_for_its_size_only() {

@@ -90,6 +90,14 @@ impl<T: HostPod> HostVec<T> {
         v
     }
 
+    /// Makes the host pool keep `count` blocks the size of a vector of
+    /// `len` elements, allocating (and page-locking) the missing ones now,
+    /// within the pool's limit; returns how many it keeps. See
+    /// [`reserve_host_blocks`](crate::reserve_host_blocks).
+    pub fn reserve(len: usize, count: usize) -> usize {
+        crate::reserve_host_blocks(len.saturating_mul(size_of::<T>()), count)
+    }
+
     /// `len` elements of zero bytes.
     pub fn zeroed(len: usize) -> Self {
         // SAFETY: HostPod types take any bit pattern, zeros included.

@@ -21,7 +21,7 @@ use bellpepper_core::{Circuit, SynthesisError};
 use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
-use supraseal_c2::Density;
+use supraseal_c2::{Density, HostVec};
 
 use crate::ProvingAssignment;
 use matrix::{Assignment, AuxKinds, SparseMatrix};
@@ -120,6 +120,15 @@ impl CompiledShape {
     /// Distinct coefficients.
     pub fn num_coeffs(&self) -> usize {
         self.coeffs.len()
+    }
+
+    /// Has the host pool keep page-locked memory for the evaluations of
+    /// `partitions` partitions of this shape (three vectors each), allocated
+    /// now rather than when they are synthesized; returns for how many
+    /// partitions it keeps memory (fewer when the pool's limit is reached).
+    pub fn reserve_evaluations(&self, partitions: usize) -> usize {
+        let len = self.num_constraints() + self.num_inputs;
+        HostVec::<Scalar>::reserve(len, 3 * partitions) / 3
     }
 
     /// Bytes of memory the compiled form holds.
