@@ -74,7 +74,7 @@ mod proof;
 mod prover;
 mod verifier;
 
-pub use compiled::{BitWitness, CompiledError, CompiledShape, SynthesisTimings};
+pub use compiled::{BitWitness, CompiledError, CompiledShape, ShapedWitness, SynthesisTimings};
 pub use cs::domain_size;
 pub use cs::evaluations::Evaluations;
 pub use cs::proving::{synthesize_circuits_batch, ProvingAssignment};

@@ -273,12 +273,18 @@ impl Plan {
             .into_par_iter()
             .map(|j| {
                 let seed = partition_seed(0, self.partitions, j);
-                synthesize_with(self.engine.synthesis, &self.shapes, self.workload, seed)
-                    .map(Arc::new)
-                    .map_err(|source| BenchError::Synthesis {
-                        partition: j,
-                        source,
-                    })
+                synthesize_with(
+                    self.engine.synthesis,
+                    &self.shapes,
+                    self.workload,
+                    seed,
+                    None,
+                )
+                .map(Arc::new)
+                .map_err(|source| BenchError::Synthesis {
+                    partition: j,
+                    source,
+                })
             })
             .collect::<Result<_, _>>()?;
         Ok(Some(partitions))

@@ -67,7 +67,7 @@ pub fn synth(args: &SynthArgs) -> CliResult {
     }
     let mut sample = None;
     for (name, witness) in sources {
-        let compiled = |s| synthesize_compiled(&shape, workload, s, witness);
+        let compiled = |s| synthesize_compiled(&shape, workload, s, witness, None);
         let (compiled_one, compiled_req) = (one(&compiled)?, request(&compiled)?);
         let partition = compiled(seeds[0])?;
         let split = partition.compiled.unwrap_or_default();

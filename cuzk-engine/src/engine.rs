@@ -28,8 +28,9 @@ pub(crate) struct Shared {
     /// Compiled shapes, one per workload, compiled on first use (and
     /// possibly shared with other engines).
     pub(crate) shapes: Arc<ShapeCache>,
-    /// The threads synthesis runs on (partition workers hand it their
-    /// partitions), at the configured nice value.
+    /// The threads the matrix products of synthesis run on, at the
+    /// configured nice value (the partition workers compute the witnesses
+    /// themselves, at the same value).
     pub(crate) synth_pool: rayon::ThreadPool,
     next_job: AtomicU64,
 }

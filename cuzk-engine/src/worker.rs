@@ -75,9 +75,17 @@ fn synthesize(shared: &Shared, worker: usize, task: SynthTask) {
             panic!("injected panic while synthesizing seed {seed}");
         }
         let workload = task.job.request.workload;
-        shared
-            .synth_pool
-            .install(|| synthesize_with(shared.config.synthesis, &shared.shapes, workload, seed))
+        // The witness on this thread, the matrix products on the pool: a
+        // pool thread never runs a long sequential witness, so it never
+        // makes another partition's products wait behind one.
+        let pool = Some(&shared.synth_pool);
+        synthesize_with(
+            shared.config.synthesis,
+            &shared.shapes,
+            workload,
+            seed,
+            pool,
+        )
     }));
     let partition = match settle(task.index, outcome) {
         Ok(partition) => partition,

@@ -26,7 +26,7 @@ fn synthesis(c: &mut Criterion) {
                 continue;
             }
             group.bench_with_input(BenchmarkId::new(name, workload), &workload, |b, &w| {
-                b.iter(|| synthesize_compiled(&shape, w, 1, witness).unwrap())
+                b.iter(|| synthesize_compiled(&shape, w, 1, witness, None).unwrap())
             });
         }
     }

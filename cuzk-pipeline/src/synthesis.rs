@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use bellperson_lite::{CompiledError, CompiledShape};
+use bellperson_lite::{CompiledError, CompiledShape, SynthesisTimings};
 use parking_lot::Mutex;
 
 use crate::{Partition, PipelineError, Workload};
@@ -123,12 +123,15 @@ impl ShapeCache {
 }
 
 /// Synthesizes the `workload` circuit for `seed` in `mode`, taking compiled
-/// shapes from `cache`.
+/// shapes from `cache`. The witness is computed on the calling thread; the
+/// parallel part (the matrix products) runs on `pool`, or on the current
+/// rayon pool when `None`.
 pub fn synthesize_with(
     mode: SynthesisMode,
     cache: &ShapeCache,
     workload: Workload,
     seed: u64,
+    pool: Option<&rayon::ThreadPool>,
 ) -> Result<Partition, PipelineError> {
     let witness = match mode {
         SynthesisMode::Full => return crate::synthesize_partition(workload, seed),
@@ -136,7 +139,7 @@ pub fn synthesize_with(
         SynthesisMode::Compiled | SynthesisMode::Checked { .. } => Witness::Native,
     };
     let shape = cache.get(workload)?;
-    let partition = synthesize_compiled(&shape, workload, seed, witness)?;
+    let partition = synthesize_compiled(&shape, workload, seed, witness, pool)?;
     if let SynthesisMode::Checked { every } = mode {
         if seed % every.max(1) == 0 {
             CompiledShape::check_against(&partition.assignment, workload.circuit(seed))?;
@@ -146,25 +149,34 @@ pub fn synthesize_with(
 }
 
 /// Synthesizes one partition on the compiled path of `shape`, with its
-/// witness from `witness`.
+/// witness from `witness` (computed on the calling thread) and the matrix
+/// products on `pool` (the current rayon pool when `None`).
 pub fn synthesize_compiled(
     shape: &CompiledShape,
     workload: Workload,
     seed: u64,
     witness: Witness,
+    pool: Option<&rayon::ThreadPool>,
 ) -> Result<Partition, PipelineError> {
     Partition::timed(workload, seed, || {
+        let started = Instant::now();
         let native = match witness {
             Witness::Native => workload.native_witness(seed),
             Witness::Gadgets => None,
         };
-        let (assignment, split) = match native {
-            None => shape.synthesize(workload.circuit(seed))?,
-            Some(native) => {
-                let (assignment, mut split) = shape.synthesize_bits(native.input, native.aux)?;
-                split.witness_ns += native.elapsed_ns;
-                (assignment, split)
-            }
+        let shaped = match native {
+            None => shape.record_witness(workload.circuit(seed))?,
+            Some(native) => shape.bit_witness(native.input, native.aux)?,
+        };
+        let witness_ns = started.elapsed().as_nanos() as u64;
+        let started = Instant::now();
+        let assignment = match pool {
+            Some(pool) => pool.install(|| shape.evaluate(shaped)),
+            None => shape.evaluate(shaped),
+        };
+        let split = SynthesisTimings {
+            witness_ns,
+            matrix_ns: started.elapsed().as_nanos() as u64,
         };
         Ok((assignment, Some(split)))
     })

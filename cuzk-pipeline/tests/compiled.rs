@@ -52,9 +52,9 @@ fn compiled_proofs_equal_full_proofs() {
     let (r, s) = (Scalar::from(1234567u64), Scalar::from(7654321u64));
     for seed in [2, 9] {
         let full = synthesize_partition(workload, seed).unwrap();
-        let compiled = synthesize_compiled(&shape, workload, seed, Witness::Gadgets).unwrap();
+        let compiled = synthesize_compiled(&shape, workload, seed, Witness::Gadgets, None).unwrap();
         assert!(compiled.compiled.is_some() && full.compiled.is_none());
-        let native = synthesize_compiled(&shape, workload, seed, Witness::Native).unwrap();
+        let native = synthesize_compiled(&shape, workload, seed, Witness::Native, None).unwrap();
         let a = gpu_prove_with(&full, &srs, &lock, r, s).unwrap().proof;
         let b = gpu_prove_with(&compiled, &srs, &lock, r, s).unwrap().proof;
         let c = gpu_prove_with(&native, &srs, &lock, r, s).unwrap().proof;
@@ -69,7 +69,8 @@ fn the_native_witness_gives_what_full_synthesis_gives() {
         let workload = Workload::new("sha-chain", blocks).unwrap();
         let shape = CompiledShape::compile(workload.shape()).unwrap();
         for seed in [0, 7, u64::MAX] {
-            let native = synthesize_compiled(&shape, workload, seed, Witness::Native).unwrap();
+            let native =
+                synthesize_compiled(&shape, workload, seed, Witness::Native, None).unwrap();
             let full = ProvingAssignment::synthesize(workload.circuit(seed)).unwrap();
             assert_eq!(
                 native.assignment.first_difference(&full),
@@ -151,8 +152,14 @@ fn checked_mode_compares_and_the_cache_compiles_once() {
     let cache = ShapeCache::new();
     let workload = Workload::new("mul-chain", 300).unwrap();
     for seed in 0..4 {
-        let p =
-            synthesize_with(SynthesisMode::Checked { every: 2 }, &cache, workload, seed).unwrap();
+        let p = synthesize_with(
+            SynthesisMode::Checked { every: 2 },
+            &cache,
+            workload,
+            seed,
+            None,
+        )
+        .unwrap();
         assert_eq!(p.seed, seed);
     }
     let first = cache.get(workload).unwrap();
@@ -161,14 +168,14 @@ fn checked_mode_compares_and_the_cache_compiles_once() {
         &cache.get(workload).unwrap()
     ));
     assert_eq!(cache.len(), 1);
-    let full = synthesize_with(SynthesisMode::Full, &cache, workload, 1).unwrap();
+    let full = synthesize_with(SynthesisMode::Full, &cache, workload, 1, None).unwrap();
     assert!(full.compiled.is_none());
     let sha = Workload::new("sha-chain", 2).unwrap();
     for mode in [
         SynthesisMode::Checked { every: 1 },
         SynthesisMode::CompiledGadgets,
     ] {
-        let p = synthesize_with(mode, &cache, sha, 5).unwrap();
+        let p = synthesize_with(mode, &cache, sha, 5, None).unwrap();
         assert!(p.compiled.is_some(), "{mode:?}");
     }
     assert_eq!(cache.len(), 2);

@@ -57,7 +57,8 @@ pub enum CompiledError {
 pub struct SynthesisTimings {
     /// Recording the witness (the circuit's allocation closures).
     pub witness_ns: u64,
-    /// The three sparse matrix products.
+    /// The three sparse matrix products (with sorting the aux values into
+    /// 0, 1 and other, or expanding a bit witness, before them).
     pub matrix_ns: u64,
 }
 
@@ -150,18 +151,9 @@ impl CompiledShape {
         circuit: C,
     ) -> Result<(ProvingAssignment, SynthesisTimings), CompiledError> {
         let started = Instant::now();
-        let mut w = WitnessRecorder::with_capacity(self.num_inputs, self.num_aux);
-        circuit.synthesize(&mut w)?;
-        self.check_counts(w.input.len(), w.aux.len(), Some(w.constraints))?;
-        let kinds = AuxKinds::of_values(&w.aux);
+        let witness = self.record_witness(circuit)?;
         let witness_ns = started.elapsed().as_nanos() as u64;
-        let started = Instant::now();
-        let assignment = self.evaluate(w.input, w.aux, &kinds);
-        let timings = SynthesisTimings {
-            witness_ns,
-            matrix_ns: started.elapsed().as_nanos() as u64,
-        };
-        Ok((assignment, timings))
+        Ok(self.timed_evaluate(witness, witness_ns))
     }
 
     /// Evaluates one partition of this shape from a witness computed
@@ -177,7 +169,32 @@ impl CompiledShape {
         input: Vec<Scalar>,
         aux: BitWitness,
     ) -> Result<(ProvingAssignment, SynthesisTimings), CompiledError> {
-        let started = Instant::now();
+        Ok(self.timed_evaluate(self.bit_witness(input, aux)?, 0))
+    }
+
+    /// The first, sequential half of [`synthesize`](Self::synthesize):
+    /// records the circuit's witness and checks it fits this shape. Finish
+    /// with [`evaluate`](Self::evaluate), e.g. on another thread pool.
+    pub fn record_witness<C: Circuit<Scalar>>(
+        &self,
+        circuit: C,
+    ) -> Result<ShapedWitness, CompiledError> {
+        let mut w = WitnessRecorder::with_capacity(self.num_inputs, self.num_aux);
+        circuit.synthesize(&mut w)?;
+        self.check_counts(w.input.len(), w.aux.len(), Some(w.constraints))?;
+        Ok(ShapedWitness {
+            input: w.input,
+            aux: Aux::Values(w.aux),
+        })
+    }
+
+    /// The first half of [`synthesize_bits`](Self::synthesize_bits): checks
+    /// that a bit witness fits this shape.
+    pub fn bit_witness(
+        &self,
+        input: Vec<Scalar>,
+        aux: BitWitness,
+    ) -> Result<ShapedWitness, CompiledError> {
         self.check_counts(input.len(), aux.len, None)?;
         let words = aux.len.div_ceil(64);
         if aux.words.len() != words {
@@ -187,26 +204,52 @@ impl CompiledShape {
                 got: aux.words.len(),
             });
         }
-        let values = (0..aux.len)
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .map(|i| {
-                if aux.get(i) {
-                    Scalar::ONE
-                } else {
-                    Scalar::ZERO
-                }
-            })
-            .collect();
-        let kinds = AuxKinds::of_bits(aux.words);
-        let witness_ns = started.elapsed().as_nanos() as u64;
+        Ok(ShapedWitness {
+            input,
+            aux: Aux::Bits(aux),
+        })
+    }
+
+    /// The second, parallel half of synthesis: the sealed assignment of a
+    /// witness that fits this shape, its evaluations computed as matrix
+    /// products on the current rayon pool.
+    pub fn evaluate(&self, witness: ShapedWitness) -> ProvingAssignment {
+        let ShapedWitness { input, aux } = witness;
+        let (aux, kinds) = match aux {
+            Aux::Values(values) => {
+                let kinds = AuxKinds::of_values(&values);
+                (values, kinds)
+            }
+            Aux::Bits(bits) => {
+                let values = (0..bits.len)
+                    .into_par_iter()
+                    .with_min_len(1 << 14)
+                    .map(|i| {
+                        if bits.get(i) {
+                            Scalar::ONE
+                        } else {
+                            Scalar::ZERO
+                        }
+                    })
+                    .collect();
+                (values, AuxKinds::of_bits(bits.words))
+            }
+        };
+        self.products(input, aux, &kinds)
+    }
+
+    fn timed_evaluate(
+        &self,
+        witness: ShapedWitness,
+        witness_ns: u64,
+    ) -> (ProvingAssignment, SynthesisTimings) {
         let started = Instant::now();
-        let assignment = self.evaluate(input, values, &kinds);
+        let assignment = self.evaluate(witness);
         let timings = SynthesisTimings {
             witness_ns,
             matrix_ns: started.elapsed().as_nanos() as u64,
         };
-        Ok((assignment, timings))
+        (assignment, timings)
     }
 
     /// Fails when a witness's counts differ from the shape's (`constraints`
@@ -240,7 +283,7 @@ impl CompiledShape {
     }
 
     /// A sealed assignment from a witness that fits this shape.
-    fn evaluate(
+    fn products(
         &self,
         input: Vec<Scalar>,
         aux: Vec<Scalar>,
@@ -304,6 +347,21 @@ impl CompiledShape {
             Some(what) => Err(CompiledError::Diverged { what }),
         }
     }
+}
+
+/// A partition's witness, checked against a [`CompiledShape`]
+/// ([`CompiledShape::record_witness`], [`CompiledShape::bit_witness`]) and
+/// ready for [`CompiledShape::evaluate`].
+#[derive(Clone, Debug)]
+pub struct ShapedWitness {
+    input: Vec<Scalar>,
+    aux: Aux,
+}
+
+#[derive(Clone, Debug)]
+enum Aux {
+    Values(Vec<Scalar>),
+    Bits(BitWitness),
 }
 
 /// A private witness of bits, computed natively (see

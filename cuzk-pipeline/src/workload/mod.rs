@@ -6,7 +6,6 @@ pub mod sha_witness;
 
 use std::fmt;
 use std::str::FromStr;
-use std::time::Instant;
 
 use bellpepper::gadgets::multipack;
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError};
@@ -104,17 +103,12 @@ impl Workload {
         let Workload::ShaChain { blocks } = *self else {
             return None;
         };
-        let started = Instant::now();
         let (aux, digest) = sha_witness::witness(blocks, seed);
         let mut input = vec![Scalar::ONE];
         input.extend(multipack::compute_multipacking::<Scalar>(
             &multipack::bytes_to_bits(&digest),
         ));
-        Some(NativeWitness {
-            input,
-            aux,
-            elapsed_ns: started.elapsed().as_nanos() as u64,
-        })
+        Some(NativeWitness { input, aux })
     }
 
     /// The public inputs (without ONE) for `seed`, computed natively, as a
@@ -163,8 +157,6 @@ pub struct NativeWitness {
     pub input: Vec<Scalar>,
     /// The private assignment, all bits.
     pub aux: BitWitness,
-    /// Time spent computing it.
-    pub elapsed_ns: u64,
 }
 
 /// One instance of either family, as a `bellpepper_core::Circuit`.
