@@ -6,9 +6,11 @@
 //! do the work:
 //!
 //! - **partition workers** pop partitions in order of (priority, job age,
-//!   partition index), synthesize them and push them into a bounded queue of
-//!   synthesized partitions (so memory stays bounded when synthesis runs
-//!   ahead of the GPU);
+//!   partition index), synthesize them (the witness on their own thread,
+//!   the matrix products on the engine's synthesis pool, all at nice
+//!   `synthesis_nice`) and push them into a bounded queue of synthesized
+//!   partitions (so memory stays bounded when synthesis runs ahead of the
+//!   GPU);
 //! - **GPU workers**, `gpu_workers_per_device` per device, pop from that
 //!   queue in the same order and call `gpu_prove` with their device's lock.
 //!
@@ -25,6 +27,7 @@
 //! let key = Arc::new(ProvingKey::new(&setup(workload)?)?);
 //! let config = EngineConfig { partition_workers: 2, verify: true, ..EngineConfig::default() };
 //! let engine = Engine::new(config)?;
+//! engine.prepare(workload)?; // optional: compile the shape, pin memory now
 //!
 //! let proof = engine.submit(ProofRequest::new(workload, key, 7, 3)).wait()?;
 //! assert_eq!(proof.proofs.len(), 3);

@@ -282,7 +282,8 @@ impl PoolState {
 /// milliseconds a block and holds the CUDA driver meanwhile, which stalls
 /// the GPU work of other threads. Returns how many blocks of that size the
 /// pool keeps afterwards (fewer than `count` when the limit or memory ran
-/// out). [`HostVec::reserve`](crate::HostVec::reserve) counts in elements.
+/// out). [`HostVec::reserve_pool`](crate::HostVec::reserve_pool) counts in
+/// elements.
 pub fn reserve_host_blocks(bytes: usize, count: usize) -> usize {
     if bytes == 0 {
         return 0;

@@ -94,7 +94,7 @@ impl<T: HostPod> HostVec<T> {
     /// `len` elements, allocating (and page-locking) the missing ones now,
     /// within the pool's limit; returns how many it keeps. See
     /// [`reserve_host_blocks`](crate::reserve_host_blocks).
-    pub fn reserve(len: usize, count: usize) -> usize {
+    pub fn reserve_pool(len: usize, count: usize) -> usize {
         crate::reserve_host_blocks(len.saturating_mul(size_of::<T>()), count)
     }
 

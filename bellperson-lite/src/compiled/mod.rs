@@ -129,7 +129,7 @@ impl CompiledShape {
     /// partitions it keeps memory (fewer when the pool's limit is reached).
     pub fn reserve_evaluations(&self, partitions: usize) -> usize {
         let len = self.num_constraints() + self.num_inputs;
-        HostVec::<Scalar>::reserve(len, 3 * partitions) / 3
+        HostVec::<Scalar>::reserve_pool(len, 3 * partitions) / 3
     }
 
     /// Bytes of memory the compiled form holds.
