@@ -62,7 +62,7 @@ pub fn synth(args: &SynthArgs) -> CliResult {
     let (full_one, full_req) = (one(&full)?, request(&full)?);
     println!("full:     one partition {full_one:.3} s, whole request {full_req:.3} s");
     let mut sources = vec![("gadgets", Witness::Gadgets)];
-    if workload.native_witness(0).is_some() {
+    if workload.has_native_witness() {
         sources.push(("native", Witness::Native));
     }
     let mut sample = None;

@@ -22,7 +22,7 @@ fn synthesis(c: &mut Criterion) {
             ("compiled-gadgets", Witness::Gadgets),
             ("compiled-native", Witness::Native),
         ] {
-            if witness == Witness::Native && workload.native_witness(1).is_none() {
+            if witness == Witness::Native && !workload.has_native_witness() {
                 continue;
             }
             group.bench_with_input(BenchmarkId::new(name, workload), &workload, |b, &w| {

@@ -83,7 +83,7 @@ fn the_native_witness_gives_what_full_synthesis_gives() {
     }
     let mul = Workload::new("mul-chain", 10).unwrap();
     assert!(
-        mul.native_witness(0).is_none(),
+        mul.native_witness(0).is_none() && !mul.has_native_witness(),
         "mul-chain has no witness program"
     );
 }
@@ -95,7 +95,7 @@ fn a_native_witness_that_does_not_fit_is_rejected() {
     let good = workload.native_witness(3).unwrap();
     let mut short = good.aux.clone();
     short.len -= 1;
-    match shape.synthesize_bits(good.input.clone(), short) {
+    match shape.bit_witness(good.input.clone(), short) {
         Err(CompiledError::ShapeMismatch {
             what: "aux variables",
             ..
@@ -105,14 +105,14 @@ fn a_native_witness_that_does_not_fit_is_rejected() {
     let mut words = good.aux.clone();
     words.words.pop();
     assert!(matches!(
-        shape.synthesize_bits(good.input.clone(), words),
+        shape.bit_witness(good.input.clone(), words),
         Err(CompiledError::ShapeMismatch {
             what: "aux bit words",
             ..
         })
     ));
     assert!(matches!(
-        shape.synthesize_bits(good.input[..2].to_vec(), good.aux.clone()),
+        shape.bit_witness(good.input[..2].to_vec(), good.aux.clone()),
         Err(CompiledError::ShapeMismatch {
             what: "public inputs",
             ..
@@ -121,7 +121,7 @@ fn a_native_witness_that_does_not_fit_is_rejected() {
     // A bit flipped fits the shape but not the circuit: checking catches it.
     let mut flipped = good.aux;
     flipped.words[5] ^= 1 << 9;
-    let (assignment, _) = shape.synthesize_bits(good.input, flipped).unwrap();
+    let assignment = shape.evaluate(shape.bit_witness(good.input, flipped).unwrap());
     match CompiledShape::check_against(&assignment, workload.circuit(3)) {
         Err(CompiledError::Diverged { what }) => assert!(!what.is_empty()),
         other => panic!("a wrong witness bit was not caught: {other:?}"),

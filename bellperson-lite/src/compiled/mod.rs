@@ -153,23 +153,13 @@ impl CompiledShape {
         let started = Instant::now();
         let witness = self.record_witness(circuit)?;
         let witness_ns = started.elapsed().as_nanos() as u64;
-        Ok(self.timed_evaluate(witness, witness_ns))
-    }
-
-    /// Evaluates one partition of this shape from a witness computed
-    /// natively rather than by the circuit's gadgets: `input` (`ONE`
-    /// first) and an aux assignment whose values are all bits, bit `i` of
-    /// `aux` being `(aux.words[i / 64] >> (i % 64)) & 1`.
-    ///
-    /// Only the counts can be checked here; that the bits are the ones the
-    /// circuit would allocate is for the witness program's own tests and
-    /// for [`check_against`](Self::check_against) on a sample.
-    pub fn synthesize_bits(
-        &self,
-        input: Vec<Scalar>,
-        aux: BitWitness,
-    ) -> Result<(ProvingAssignment, SynthesisTimings), CompiledError> {
-        Ok(self.timed_evaluate(self.bit_witness(input, aux)?, 0))
+        let started = Instant::now();
+        let assignment = self.evaluate(witness);
+        let timings = SynthesisTimings {
+            witness_ns,
+            matrix_ns: started.elapsed().as_nanos() as u64,
+        };
+        Ok((assignment, timings))
     }
 
     /// The first, sequential half of [`synthesize`](Self::synthesize):
@@ -188,8 +178,14 @@ impl CompiledShape {
         })
     }
 
-    /// The first half of [`synthesize_bits`](Self::synthesize_bits): checks
-    /// that a bit witness fits this shape.
+    /// A witness computed natively rather than by the circuit's gadgets,
+    /// checked to fit this shape: `input` (`ONE` first) and an aux
+    /// assignment whose values are all bits. Finish with
+    /// [`evaluate`](Self::evaluate).
+    ///
+    /// Only the counts can be checked here; that the bits are the ones the
+    /// circuit would allocate is for the witness program's own tests and
+    /// for [`check_against`](Self::check_against) on a sample.
     pub fn bit_witness(
         &self,
         input: Vec<Scalar>,
@@ -236,20 +232,6 @@ impl CompiledShape {
             }
         };
         self.products(input, aux, &kinds)
-    }
-
-    fn timed_evaluate(
-        &self,
-        witness: ShapedWitness,
-        witness_ns: u64,
-    ) -> (ProvingAssignment, SynthesisTimings) {
-        let started = Instant::now();
-        let assignment = self.evaluate(witness);
-        let timings = SynthesisTimings {
-            witness_ns,
-            matrix_ns: started.elapsed().as_nanos() as u64,
-        };
-        (assignment, timings)
     }
 
     /// Fails when a witness's counts differ from the shape's (`constraints`
@@ -365,7 +347,7 @@ enum Aux {
 }
 
 /// A private witness of bits, computed natively (see
-/// [`CompiledShape::synthesize_bits`]).
+/// [`CompiledShape::bit_witness`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BitWitness {
     /// The bits, 64 to a word, least significant first.

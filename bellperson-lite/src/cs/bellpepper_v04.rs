@@ -118,19 +118,26 @@ impl Record for WitnessRecorder {
         &mut self,
         value: impl FnOnce() -> Result<Scalar, SynthesisError>,
     ) -> Result<usize, SynthesisError> {
-        self.aux.push(value()?);
-        Ok(self.aux.len() - 1)
+        push_value(&mut self.aux, value)
     }
     fn input(
         &mut self,
         value: impl FnOnce() -> Result<Scalar, SynthesisError>,
     ) -> Result<usize, SynthesisError> {
-        self.input.push(value()?);
-        Ok(self.input.len() - 1)
+        push_value(&mut self.input, value)
     }
     fn constraint(&mut self, _: impl FnOnce() -> [LinearCombination<Scalar>; 3]) {
         self.constraints += 1;
     }
+}
+
+/// Appends `value()` to `values` and returns its index.
+fn push_value(
+    values: &mut Vec<Scalar>,
+    value: impl FnOnce() -> Result<Scalar, SynthesisError>,
+) -> Result<usize, SynthesisError> {
+    values.push(value()?);
+    Ok(values.len() - 1)
 }
 
 /// bellpepper-core 0.4's `ConstraintSystem` for a [`Record`]er (a blanket

@@ -95,6 +95,12 @@ impl Workload {
         }
     }
 
+    /// Whether the family has a native witness program
+    /// ([`native_witness`](Self::native_witness) gives `Some`).
+    pub fn has_native_witness(&self) -> bool {
+        matches!(self, Workload::ShaChain { .. })
+    }
+
     /// The witness for `seed` computed natively, without the circuit's
     /// gadgets, where the family has a witness program (`sha-chain`: see
     /// [`sha_witness`]); `None` for the others. Its aux values are bits in
