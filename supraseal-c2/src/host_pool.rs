@@ -144,19 +144,24 @@ impl HostPool {
         if let Some(block) = self.lock().take_kept(bytes) {
             return block;
         }
-        let block = HostBlock::allocate(bytes)
+        self.allocate(bytes)
             .or_else(|| {
                 self.trim();
-                HostBlock::allocate(bytes)
+                self.allocate(bytes)
             })
             .unwrap_or_else(|| {
                 let layout = Layout::from_size_align(bytes, HOST_ALIGNMENT);
                 handle_alloc_error(layout.unwrap_or(Layout::new::<u8>()))
-            });
+            })
+    }
+
+    /// A fresh block, counted in the stats.
+    fn allocate(&self, bytes: usize) -> Option<HostBlock> {
+        let block = HostBlock::allocate(bytes)?;
         let mut state = self.lock();
         state.stats.allocated += 1;
         state.stats.allocated_pinned += u64::from(block.pinned);
-        block
+        Some(block)
     }
 
     /// Keeps `block` for reuse, or frees it (or older blocks) to stay
@@ -196,14 +201,9 @@ impl HostPool {
             count.saturating_sub(kept).min(room)
         };
         for _ in 0..missing {
-            let Some(block) = HostBlock::allocate(bytes) else {
+            let Some(block) = self.allocate(bytes) else {
                 break;
             };
-            {
-                let mut state = self.lock();
-                state.stats.allocated += 1;
-                state.stats.allocated_pinned += u64::from(block.pinned);
-            }
             self.give(block);
         }
         self.lock().by_size.get(&bytes).map_or(0, VecDeque::len)
