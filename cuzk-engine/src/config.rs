@@ -39,7 +39,7 @@ pub struct EngineConfig {
 }
 
 /// Synthesis threads' default nice value: low enough a priority that the
-/// GPU workers' host work preempts them (BENCHMARKS.md, "Synthesis at L").
+/// GPU workers' host work preempts them (BENCHMARKS.md, "Synthesis with a native witness").
 pub const DEFAULT_SYNTHESIS_NICE: i32 = 10;
 
 impl Default for EngineConfig {

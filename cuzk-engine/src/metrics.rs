@@ -84,9 +84,10 @@ pub struct SynthSpan {
     pub job: u64,
     /// The partition's index in its request.
     pub partition: usize,
-    /// When synthesis started.
+    /// When the partition worker took the partition from the queue (and
+    /// started synthesizing it).
     pub started_ns: u64,
-    /// When it ended.
+    /// When synthesis ended.
     pub ended_ns: u64,
     /// Witness and matrix-product time, when the compiled path was used.
     pub compiled: Option<SynthesisTimings>,

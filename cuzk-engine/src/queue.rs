@@ -5,6 +5,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use parking_lot::{Condvar, Mutex};
+use supraseal_c2::monotonic_ns;
 
 /// Where an item stands in the queue: higher `priority` first, then the
 /// older job (smaller `job` id), then the lower partition `index`.
@@ -118,15 +119,23 @@ impl<T: Ranked> WorkQueue<T> {
 
     /// Takes the first item in line, waiting for one; `None` once closed.
     pub(crate) fn pop(&self) -> Option<T> {
+        self.pop_stamped().map(|(item, _)| item)
+    }
+
+    /// As [`pop`](Self::pop), with the instant ([`monotonic_ns`]) the item
+    /// was taken, read under the queue's lock: the instants of the items
+    /// taken follow the order in which they were taken and pushed.
+    pub(crate) fn pop_stamped(&self) -> Option<(T, u64)> {
         let mut state = self.state.lock();
         loop {
             if state.closed {
                 return None;
             }
             if let Some(Entry(item)) = state.heap.pop() {
+                let taken_ns = monotonic_ns();
                 drop(state);
                 self.freed.notify_one();
-                return Some(item);
+                return Some((item, taken_ns));
             }
             self.arrived.wait(&mut state);
         }

@@ -61,14 +61,16 @@ pub(crate) fn lower_priority(nice: i32) {
 /// A partition worker's loop: runs until the synthesis queue closes.
 pub(crate) fn run_partition_worker(shared: &Shared, worker: usize) {
     lower_priority(shared.config.synthesis_nice);
-    while let Some(task) = shared.synth_queue.pop() {
+    while let Some((task, taken_ns)) = shared.synth_queue.pop_stamped() {
         if task.job.is_running() {
-            synthesize(shared, worker, task);
+            synthesize(shared, worker, task, taken_ns);
         }
     }
 }
 
-fn synthesize(shared: &Shared, worker: usize, task: SynthTask) {
+/// Synthesizes `task`, taken from the queue at `taken_ns`: its span starts
+/// there, so that spans follow the order partitions were taken in.
+fn synthesize(shared: &Shared, worker: usize, task: SynthTask, taken_ns: u64) {
     let seed = task.job.request.seed(task.index);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         if shared.config.fault == Some(Fault::PanicInSynthesis { seed }) {
@@ -95,7 +97,7 @@ fn synthesize(shared: &Shared, worker: usize, task: SynthTask) {
         worker,
         job: task.job.id,
         partition: task.index,
-        started_ns: partition.synth_started_ns,
+        started_ns: taken_ns,
         ended_ns: partition.synth_ended_ns,
         compiled: partition.compiled,
     });
