@@ -26,8 +26,6 @@ struct term_plan_t {
     size_t tail = 0;
     uint32_t* tail_index = nullptr;      // in the storage given to fill()
     blst_scalar* tail_scalar = nullptr;  // likewise
-
-    bool is_one(size_t k) const { return (ones[k / 64] >> (k % 64)) & 1; }
 };
 
 // The terms of one circuit's L, A and B MSMs, in the key's point order:
