@@ -67,7 +67,9 @@ find_crate() {  # name version -> crate directory, or nothing
 fetch_crate() {  # name version: let cargo download it into its registry
     local dir="$ROOT/target/cuda/fetch-$1"
     mkdir -p "$dir/src"
-    printf '[package]\nname = "fetch-%s"\nversion = "0.0.0"\nedition = "2021"\n[dependencies]\n%s = "=%s"\n' \
+    # An empty [workspace] table keeps cargo from taking the helper package
+    # for a member of cuzk's workspace (it lives under target/).
+    printf '[package]\nname = "fetch-%s"\nversion = "0.0.0"\nedition = "2021"\n[workspace]\n[dependencies]\n%s = "=%s"\n' \
         "$1" "$1" "$2" >"$dir/Cargo.toml"
     : >"$dir/src/lib.rs"
     echo "build-cuda.sh: fetching crate $1 $2 with cargo" >&2

@@ -2,7 +2,9 @@
 //! benchmarks): QAP evaluation at a random point and fixed-base
 //! multiplication of the resulting scalars.
 
-use bellpepper_core::{Circuit, SynthesisError};
+use bellpepper_core::SynthesisError;
+
+use crate::AnyCircuit;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{BatchInvert, Field, PrimeField};
 use group::prime::PrimeCurveAffine;
@@ -157,7 +159,7 @@ pub fn generate_random_parameters<C, R>(
     rng: &mut R,
 ) -> Result<Parameters, SynthesisError>
 where
-    C: Circuit<Scalar>,
+    C: AnyCircuit,
     R: RngCore,
 {
     let cs = KeypairAssembly::synthesize(circuit)?;

@@ -75,9 +75,9 @@ mod prover;
 mod verifier;
 
 pub use compiled::{BitWitness, CompiledError, CompiledShape, ShapedWitness, SynthesisTimings};
-pub use cs::domain_size;
 pub use cs::evaluations::Evaluations;
 pub use cs::proving::{synthesize_circuits_batch, ProvingAssignment};
+pub use cs::{domain_size, AnyCircuit, CircuitV02, Recorder};
 pub use error::{
     ParamsError, Place, PointFault, ProofError, ProofPart, ProverError, Section, VerificationError,
 };

@@ -1,6 +1,6 @@
 //! Proving through the native prover (`supraseal_c2::prove`).
 
-use bellpepper_core::Circuit;
+use crate::AnyCircuit;
 use blstrs::Scalar;
 use ff::Field;
 use rand_core::RngCore;
@@ -49,7 +49,7 @@ pub fn create_random_proof_batch<C, R>(
     rng: &mut R,
 ) -> Result<(Vec<Proof>, PhaseTimings), ProverError>
 where
-    C: Circuit<Scalar> + Send,
+    C: AnyCircuit + Send,
     R: RngCore,
 {
     let provers = synthesize_circuits_batch(circuits)?;

@@ -17,7 +17,9 @@ mod recorder;
 
 use std::time::Instant;
 
-use bellpepper_core::{Circuit, SynthesisError};
+use bellpepper_core::SynthesisError;
+
+use crate::AnyCircuit;
 use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
@@ -79,9 +81,9 @@ pub struct CompiledShape {
 impl CompiledShape {
     /// Records `shape` (a circuit whose witness may be absent: values are
     /// never asked for) into sparse matrices.
-    pub fn compile<C: Circuit<Scalar>>(shape: C) -> Result<Self, CompiledError> {
+    pub fn compile<C: AnyCircuit>(shape: C) -> Result<Self, CompiledError> {
         let mut cs = ShapeRecorder::new();
-        shape.synthesize(&mut cs)?;
+        shape.synthesize_into(&mut cs)?;
         if cs.foreign {
             return Err(crate::cs::foreign_variable().into());
         }
@@ -146,7 +148,7 @@ impl CompiledShape {
 
     /// Synthesizes one partition of this shape: records its witness, then
     /// computes the evaluations as matrix products (in parallel).
-    pub fn synthesize<C: Circuit<Scalar>>(
+    pub fn synthesize<C: AnyCircuit>(
         &self,
         circuit: C,
     ) -> Result<(ProvingAssignment, SynthesisTimings), CompiledError> {
@@ -165,12 +167,12 @@ impl CompiledShape {
     /// The first, sequential half of [`synthesize`](Self::synthesize):
     /// records the circuit's witness and checks it fits this shape. Finish
     /// with [`evaluate`](Self::evaluate), e.g. on another thread pool.
-    pub fn record_witness<C: Circuit<Scalar>>(
+    pub fn record_witness<C: AnyCircuit>(
         &self,
         circuit: C,
     ) -> Result<ShapedWitness, CompiledError> {
         let mut w = WitnessRecorder::with_capacity(self.num_inputs, self.num_aux);
-        circuit.synthesize(&mut w)?;
+        circuit.synthesize_into(&mut w)?;
         self.check_counts(w.input.len(), w.aux.len(), Some(w.constraints))?;
         Ok(ShapedWitness {
             input: w.input,
@@ -308,7 +310,7 @@ impl CompiledShape {
     /// Synthesizes `circuit` both ways and fails naming the first field
     /// where they differ: the guard for a shape compiled from a circuit
     /// whose constraints depend on its witness.
-    pub fn check_against_full<C: Circuit<Scalar> + Clone>(
+    pub fn check_against_full<C: AnyCircuit + Clone>(
         &self,
         circuit: C,
     ) -> Result<(), CompiledError> {
@@ -319,7 +321,7 @@ impl CompiledShape {
     /// Synthesizes `circuit` in full and fails naming the first field where
     /// `assignment` (made on the compiled path, from any witness source)
     /// differs from it.
-    pub fn check_against<C: Circuit<Scalar>>(
+    pub fn check_against<C: AnyCircuit>(
         assignment: &ProvingAssignment,
         circuit: C,
     ) -> Result<(), CompiledError> {

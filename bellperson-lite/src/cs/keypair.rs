@@ -1,7 +1,9 @@
 //! The shape recorder used by the parameter generator: for every variable,
 //! the constraints it appears in and with which coefficient, per matrix.
 
-use bellpepper_core::{Circuit, SynthesisError};
+use bellpepper_core::SynthesisError;
+
+use crate::AnyCircuit;
 use blstrs::Scalar;
 use ff::Field;
 
@@ -63,9 +65,9 @@ impl KeypairAssembly {
 
     /// Synthesizes `circuit`'s shape and appends the input constraints
     /// (`input_i * 0 = 0`), exactly as the prover does.
-    pub(crate) fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Self, SynthesisError> {
+    pub(crate) fn synthesize<C: AnyCircuit>(circuit: C) -> Result<Self, SynthesisError> {
         let mut cs = Self::new();
-        circuit.synthesize(&mut cs)?;
+        circuit.synthesize_into(&mut cs)?;
         if cs.foreign {
             return Err(foreign_variable());
         }

@@ -3,7 +3,9 @@
 
 use std::fmt;
 
-use bellpepper_core::{Circuit, SynthesisError};
+use bellpepper_core::SynthesisError;
+
+use crate::AnyCircuit;
 use blstrs::Scalar;
 use ff::Field;
 use rayon::prelude::*;
@@ -87,9 +89,9 @@ impl ProvingAssignment {
     /// Fails with the circuit's own error, or with
     /// `SynthesisError::AssignmentMissing` when a constraint named a variable
     /// this system never allocated.
-    pub fn synthesize<C: Circuit<Scalar>>(circuit: C) -> Result<Self, SynthesisError> {
+    pub fn synthesize<C: AnyCircuit>(circuit: C) -> Result<Self, SynthesisError> {
         let mut cs = Self::new();
-        circuit.synthesize(&mut cs)?;
+        circuit.synthesize_into(&mut cs)?;
         if cs.foreign {
             return Err(foreign_variable());
         }
@@ -344,7 +346,7 @@ pub fn synthesize_circuits_batch<C>(
     circuits: Vec<C>,
 ) -> Result<Vec<ProvingAssignment>, SynthesisError>
 where
-    C: Circuit<Scalar> + Send,
+    C: AnyCircuit + Send,
 {
     let results: Vec<_> = circuits
         .into_par_iter()
