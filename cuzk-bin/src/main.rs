@@ -4,9 +4,11 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod client;
 mod config;
 mod keys;
 mod report;
+mod serve;
 mod single;
 mod sweep;
 mod synth;
@@ -38,16 +40,25 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Measure synthesis of one request, full against compiled.
     Synth(synth::SynthArgs),
+    /// Run the proving daemon (gRPC cuzk.v1.ProvingEngine, /metrics) until SIGTERM.
+    Serve(serve::ServeArgs),
+    /// Talk to a running daemon: submit, await, prove, cancel, status, metrics.
+    Client(client::ClientArgs),
 }
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
+    // The daemon logs through tracing (cuzk_daemon::init_logging).
+    if !matches!(cli.command, Some(Command::Serve(_))) {
+        env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    }
     let outcome = match cli.command {
         Some(Command::Setup(args)) => single::setup(&args),
         Some(Command::Prove(args)) => single::prove(&args),
         Some(Command::Verify(args)) => single::verify(&args),
         Some(Command::Synth(args)) => synth::synth(&args),
+        Some(Command::Serve(args)) => serve::serve(&args),
+        Some(Command::Client(args)) => client::client(&args),
         Some(Command::Bench(args)) => {
             run_with_config(args.config.clone(), |c| bench::run_bench(&args, c))
         }

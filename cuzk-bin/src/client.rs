@@ -1,0 +1,360 @@
+//! `cuzk client ...`: talk to a running daemon. `submit` prints the job id
+//! alone on stdout (for `JOB=$(cuzk client submit ...)`); `await` and
+//! `prove` print a summary (`--json` for one JSON object), write the proof
+//! with `--out`, and exit non-zero unless the job completed.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use cuzk_daemon::pb::await_proof_response::Status as JobStatus;
+use cuzk_daemon::pb::{self, ProofKind};
+use serde_json::json;
+
+use crate::CliResult;
+
+/// Arguments of `cuzk client`.
+#[derive(Args, Debug)]
+pub struct ClientArgs {
+    /// The daemon: unix:///path, host:port, or a port on 127.0.0.1.
+    #[arg(long, global = true, default_value = "127.0.0.1:9820")]
+    addr: String,
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: ClientCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum ClientCommand {
+    /// Submit a job; prints its id.
+    Submit(JobArgs),
+    /// Wait for a job's outcome and fetch it.
+    Await {
+        /// The job id `submit` printed.
+        job_id: String,
+        /// Give up after this many milliseconds (0: wait for the outcome).
+        #[arg(long, default_value_t = 0)]
+        timeout_ms: u64,
+        /// Write the proof here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Submit a job and wait for its outcome.
+    Prove {
+        #[command(flatten)]
+        job: JobArgs,
+        /// Write the proof here.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Cancel a queued or running job.
+    Cancel {
+        /// The job id.
+        job_id: String,
+    },
+    /// Devices, loaded keys, queues, totals.
+    Status,
+    /// The Prometheus text.
+    Metrics,
+    /// Load a proving key (e.g. mul-chain/64).
+    Preload {
+        /// The circuit id.
+        circuit_id: String,
+    },
+    /// Free a proving key no job uses.
+    Evict {
+        /// The circuit id.
+        circuit_id: String,
+    },
+}
+
+/// What to prove.
+#[derive(Args, Debug)]
+struct JobArgs {
+    /// mul-chain, sha-chain, porep, snap, window-post or winning-post.
+    #[arg(long)]
+    kind: String,
+    /// Workload size (synthetic kinds) or sector size in bytes.
+    #[arg(long)]
+    size: u64,
+    /// Partitions (synthetic kinds).
+    #[arg(long, default_value_t = 1)]
+    partitions: u32,
+    /// Request number (synthetic) or sector number.
+    #[arg(long, default_value_t = 0)]
+    request: u64,
+    /// low, normal, high or critical.
+    #[arg(long, default_value = "normal")]
+    priority: String,
+    /// The caller's idempotency key.
+    #[arg(long, default_value = "")]
+    request_id: String,
+    /// A file holding the vanilla proof (Filecoin kinds).
+    #[arg(long)]
+    vanilla_proof: Option<PathBuf>,
+}
+
+impl JobArgs {
+    fn request(&self) -> Result<pb::SubmitProofRequest, Box<dyn std::error::Error>> {
+        let kind = match self.kind.as_str() {
+            "mul-chain" => ProofKind::MulChain,
+            "sha-chain" => ProofKind::ShaChain,
+            "porep" => ProofKind::PorepSealCommit,
+            "snap" => ProofKind::SnapDealsUpdate,
+            "window-post" => ProofKind::WindowPostPartition,
+            "winning-post" => ProofKind::WinningPost,
+            other => return Err(format!("unknown --kind '{other}'").into()),
+        };
+        let priority = pb::Priority::from_str_name(&self.priority.to_uppercase())
+            .ok_or_else(|| format!("unknown --priority '{}'", self.priority))?;
+        let vanilla_proof = match &self.vanilla_proof {
+            Some(path) => {
+                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?
+            }
+            None => Vec::new(),
+        };
+        Ok(pb::SubmitProofRequest {
+            request_id: self.request_id.clone(),
+            proof_kind: kind as i32,
+            sector_size: self.size,
+            priority: priority as i32,
+            vanilla_proof,
+            sector_number: self.request,
+            synthetic_partitions: self.partitions,
+            ..Default::default()
+        })
+    }
+}
+
+/// A gRPC error as one line: its code and message.
+fn rpc_error(status: tonic::Status) -> Box<dyn std::error::Error> {
+    format!("{:?}: {}", status.code(), status.message()).into()
+}
+
+/// Runs one client command.
+pub fn client(args: &ClientArgs) -> CliResult {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(args))
+}
+
+async fn run(args: &ClientArgs) -> CliResult {
+    let mut client = cuzk_daemon::client::connect(&args.addr).await?;
+    match &args.command {
+        ClientCommand::Submit(job) => {
+            let answer = client
+                .submit_proof(job.request()?)
+                .await
+                .map_err(rpc_error)?;
+            let answer = answer.into_inner();
+            if args.json {
+                let line =
+                    json!({"job_id": answer.job_id, "queue_position": answer.queue_position});
+                println!("{line}");
+            } else {
+                println!("{}", answer.job_id);
+                eprintln!("queue position {}", answer.queue_position);
+            }
+            Ok(())
+        }
+        ClientCommand::Await {
+            job_id,
+            timeout_ms,
+            out,
+        } => {
+            let request = pb::AwaitProofRequest {
+                job_id: job_id.clone(),
+                timeout_ms: *timeout_ms,
+            };
+            let result = client.await_proof(request).await.map_err(rpc_error)?;
+            report(&result.into_inner(), out.as_ref(), args.json)
+        }
+        ClientCommand::Prove { job, out } => {
+            let request = pb::ProveRequest {
+                submit: Some(job.request()?),
+            };
+            let answer = client.prove(request).await.map_err(rpc_error)?.into_inner();
+            let result = answer.result.ok_or("the daemon sent no result")?;
+            report(&result, out.as_ref(), args.json)
+        }
+        ClientCommand::Cancel { job_id } => {
+            let request = pb::CancelProofRequest {
+                job_id: job_id.clone(),
+            };
+            let answer = client.cancel_proof(request).await.map_err(rpc_error)?;
+            let was_running = answer.into_inner().was_running;
+            match args.json {
+                true => println!("{}", json!({"job_id": job_id, "was_running": was_running})),
+                false => println!("{job_id} cancelled (was running: {was_running})"),
+            }
+            Ok(())
+        }
+        ClientCommand::Status => {
+            let status = client
+                .get_status(pb::GetStatusRequest {})
+                .await
+                .map_err(rpc_error)?;
+            print_status(&status.into_inner(), args.json);
+            Ok(())
+        }
+        ClientCommand::Metrics => {
+            let metrics = client
+                .get_metrics(pb::GetMetricsRequest {})
+                .await
+                .map_err(rpc_error)?;
+            print!("{}", metrics.into_inner().prometheus_text);
+            Ok(())
+        }
+        ClientCommand::Preload { circuit_id } => {
+            let request = pb::PreloadSrsRequest {
+                circuit_id: circuit_id.clone(),
+            };
+            let answer = client
+                .preload_srs(request)
+                .await
+                .map_err(rpc_error)?
+                .into_inner();
+            println!(
+                "{circuit_id}: {} bytes, {} ({} ms)",
+                answer.size_bytes,
+                if answer.already_loaded {
+                    "already loaded"
+                } else {
+                    "loaded"
+                },
+                answer.load_time_ms
+            );
+            Ok(())
+        }
+        ClientCommand::Evict { circuit_id } => {
+            let request = pb::EvictSrsRequest {
+                circuit_id: circuit_id.clone(),
+            };
+            let answer = client
+                .evict_srs(request)
+                .await
+                .map_err(rpc_error)?
+                .into_inner();
+            match answer.was_loaded {
+                true => println!("{circuit_id}: freed {} bytes", answer.freed_bytes),
+                false => println!("{circuit_id}: was not loaded"),
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Prints an outcome, writes its proof, and fails unless it completed.
+fn report(result: &pb::AwaitProofResponse, out: Option<&PathBuf>, as_json: bool) -> CliResult {
+    let status = result.status();
+    if let (Some(path), JobStatus::Completed) = (out, status) {
+        std::fs::write(path, &result.proof)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    let name = status.as_str_name().to_lowercase();
+    if as_json {
+        let line = json!({
+            "job_id": result.job_id, "status": name, "error": result.error_message,
+            "proof_bytes": result.proof.len(), "partitions": result.partitions,
+            "verified": result.verified, "total_ms": result.total_ms,
+            "queue_wait_ms": result.queue_wait_ms, "srs_load_ms": result.srs_load_ms,
+            "synthesis_ms": result.synthesis_ms, "gpu_compute_ms": result.gpu_compute_ms,
+            "preamble_ms": result.preamble_ms, "lock_wait_ms": result.lock_wait_ms,
+            "kernel_ms": result.kernel_ms, "epilogue_ms": result.epilogue_ms,
+        });
+        println!("{line}");
+    } else {
+        println!(
+            "{} {name}: {} bytes, {} partition(s), verified {}, total {} ms \
+             (queue {} ms, key {} ms, synthesis {} ms, prover {} ms)",
+            result.job_id,
+            result.proof.len(),
+            result.partitions,
+            result.verified,
+            result.total_ms,
+            result.queue_wait_ms,
+            result.srs_load_ms,
+            result.synthesis_ms,
+            result.gpu_compute_ms
+        );
+    }
+    match status {
+        JobStatus::Completed => Ok(()),
+        JobStatus::Timeout => Err(format!("{} is not finished yet", result.job_id).into()),
+        _ => Err(format!("{} {name}: {}", result.job_id, result.error_message).into()),
+    }
+}
+
+fn print_status(status: &pb::GetStatusResponse, as_json: bool) {
+    let gpus: Vec<_> = status
+        .gpus
+        .iter()
+        .map(|g| {
+            json!({
+        "ordinal": g.ordinal, "name": g.name, "lock_acquisitions": g.lock_acquisitions,
+        "lock_held_ns": g.lock_held_ns, "lock_wait_ns": g.lock_wait_ns})
+        })
+        .collect();
+    let keys: Vec<_> = status
+        .loaded_srs
+        .iter()
+        .map(|k| {
+            json!({
+        "circuit_id": k.circuit_id, "size_bytes": k.size_bytes, "ref_count": k.ref_count})
+        })
+        .collect();
+    let queues: Vec<_> = status
+        .queues
+        .iter()
+        .map(|q| {
+            json!({
+        "proof_kind": q.proof_kind, "pending": q.pending, "in_progress": q.in_progress})
+        })
+        .collect();
+    let all = json!({
+        "gpus": gpus, "loaded_srs": keys, "queues": queues,
+        "completed": status.total_proofs_completed, "failed": status.total_proofs_failed,
+        "cancelled": status.total_proofs_cancelled, "uptime_seconds": status.uptime_seconds,
+        "pinned_memory_bytes": status.pinned_memory_bytes,
+        "partitions_to_synthesize": status.partitions_to_synthesize,
+        "partitions_to_prove": status.partitions_to_prove,
+    });
+    if as_json {
+        println!("{all}");
+        return;
+    }
+    println!(
+        "up {} s; proofs completed {}, failed {}, cancelled {}",
+        status.uptime_seconds,
+        status.total_proofs_completed,
+        status.total_proofs_failed,
+        status.total_proofs_cancelled
+    );
+    for g in &status.gpus {
+        println!(
+            "device {} ({}): lock taken {} times, held {:.3} s",
+            g.ordinal,
+            g.name,
+            g.lock_acquisitions,
+            g.lock_held_ns as f64 * 1e-9
+        );
+    }
+    for k in &status.loaded_srs {
+        println!(
+            "key {}: {} bytes, {} job(s)",
+            k.circuit_id, k.size_bytes, k.ref_count
+        );
+    }
+    for q in &status.queues {
+        println!(
+            "{}: {} queued, {} running",
+            q.proof_kind, q.pending, q.in_progress
+        );
+    }
+    println!(
+        "engine: {} partition(s) to synthesize, {} to prove",
+        status.partitions_to_synthesize, status.partitions_to_prove
+    );
+}

@@ -1,0 +1,334 @@
+//! The daemon's configuration: a TOML file (`cuzk serve --config`) whose
+//! every key also has a flag.
+//!
+//! ```toml
+//! listen = "unix:///run/cuzk/cuzk.sock"   # or "127.0.0.1:9820", or a port
+//! metrics_listen = "127.0.0.1:9821"       # "" turns /metrics and /healthz off
+//! state_dir = "/var/lib/cuzk"             # the job journal: state_dir/journal.redb
+//! params_dir = "/var/lib/cuzk/params"     # default: state_dir/params
+//! generate_params = true                  # make missing synthetic keys
+//! max_jobs = 1024                         # queued + running, then RESOURCE_EXHAUSTED
+//! engine_jobs = 8                         # jobs handed to the engine at once
+//! result_ttl_secs = 3600                  # unfetched outcomes kept this long
+//! shutdown_grace_secs = 30                # running jobs' time to finish on SIGTERM
+//! max_message_bytes = 268435456           # gRPC messages, both ways
+//! preload = ["mul-chain/64"]              # keys loaded at start
+//!
+//! [engine]
+//! partition_workers = 2
+//! gpu_workers_per_device = 2
+//! devices = [0]
+//! queue_depth = 4
+//! verify = true
+//! backend = "auto"
+//! synthesis = "compiled"
+//! synthesis_nice = 10
+//! ```
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use cuzk_engine::{BackendChoice, EngineConfig, SynthesisMode};
+use serde::{Deserialize, Serialize};
+
+use crate::DaemonError;
+
+/// The whole file; every key is optional.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DaemonConfig {
+    /// Where gRPC is served: `unix:///path`, `host:port` or a bare port
+    /// (bound on 127.0.0.1).
+    pub listen: String,
+    /// Where `/metrics` and `/healthz` are served (TCP; a bare port binds
+    /// 127.0.0.1); empty for none.
+    pub metrics_listen: String,
+    /// The directory of the job journal (`journal.redb`).
+    pub state_dir: PathBuf,
+    /// Where proving keys are read from (`<name>-<size>.params`); default
+    /// `state_dir/params`.
+    pub params_dir: Option<PathBuf>,
+    /// Generate the parameters of a synthetic circuit that has no file
+    /// (a test setup, not a ceremony) and save them to `params_dir`.
+    pub generate_params: bool,
+    /// Jobs queued or running at once; a submission beyond gets
+    /// `RESOURCE_EXHAUSTED`.
+    pub max_jobs: usize,
+    /// Jobs handed to the engine at once (the rest wait in the daemon's
+    /// queue, by priority); default: as many partitions as the engine
+    /// holds in flight.
+    pub engine_jobs: Option<usize>,
+    /// How long an outcome nobody fetched is kept.
+    pub result_ttl_secs: u64,
+    /// On SIGTERM, how long running jobs may take to finish before the
+    /// daemon stops anyway (they run again after restart).
+    pub shutdown_grace_secs: u64,
+    /// Largest gRPC message accepted or sent (PoRep inputs are ~50 MB).
+    pub max_message_bytes: usize,
+    /// Circuits whose keys are loaded at start (`mul-chain/64`, ...).
+    pub preload: Vec<String>,
+    /// The engine's shape.
+    pub engine: EngineSection,
+}
+
+/// `[engine]`: see `cuzk_engine::EngineConfig`; an absent key keeps the
+/// engine's default.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineSection {
+    /// Synthesis threads.
+    pub partition_workers: Option<usize>,
+    /// Prover threads per device.
+    pub gpu_workers_per_device: Option<usize>,
+    /// Device ordinals.
+    pub devices: Option<Vec<u32>>,
+    /// Capacity of the synthesized-partition queue.
+    pub queue_depth: Option<usize>,
+    /// Verify every proof before handing it out (default true).
+    pub verify: Option<bool>,
+    /// `auto`, `cpu` or `cuda`.
+    pub backend: Option<String>,
+    /// `full`, `compiled`, `compiled-gadgets` or `checked[:N]`.
+    pub synthesis: Option<String>,
+    /// Nice value of the synthesis threads (0-19).
+    pub synthesis_nice: Option<i32>,
+}
+
+impl Default for DaemonConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:9820".to_owned(),
+            metrics_listen: "127.0.0.1:9821".to_owned(),
+            state_dir: PathBuf::from("cuzk-state"),
+            params_dir: None,
+            generate_params: true,
+            max_jobs: 1024,
+            engine_jobs: None,
+            result_ttl_secs: 3600,
+            shutdown_grace_secs: 30,
+            max_message_bytes: 256 << 20,
+            preload: Vec::new(),
+            engine: EngineSection::default(),
+        }
+    }
+}
+
+impl DaemonConfig {
+    /// Reads and parses `path`.
+    pub fn load(path: &Path) -> Result<Self, DaemonError> {
+        let text = std::fs::read_to_string(path).map_err(|source| DaemonError::Io {
+            what: format!("cannot read config file {}", path.display()),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|source| DaemonError::ConfigFile {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// The proving-key directory, default applied.
+    pub fn params_dir(&self) -> PathBuf {
+        self.params_dir
+            .clone()
+            .unwrap_or_else(|| self.state_dir.join("params"))
+    }
+
+    /// The journal's file.
+    pub fn journal_path(&self) -> PathBuf {
+        self.state_dir.join("journal.redb")
+    }
+
+    /// The gRPC address, parsed.
+    pub fn listen_addr(&self) -> Result<ListenAddr, DaemonError> {
+        self.listen.parse()
+    }
+
+    /// The metrics address, parsed; `None` when turned off.
+    pub fn metrics_addr(&self) -> Result<Option<SocketAddr>, DaemonError> {
+        if self.metrics_listen.is_empty() {
+            return Ok(None);
+        }
+        match self.metrics_listen.parse()? {
+            ListenAddr::Tcp(addr) => Ok(Some(addr)),
+            ListenAddr::Unix(_) => Err(DaemonError::Config(format!(
+                "metrics_listen '{}' must be a TCP address",
+                self.metrics_listen
+            ))),
+        }
+    }
+
+    /// The engine's configuration: the engine's defaults, overridden by
+    /// `[engine]`, with self-verification on unless turned off.
+    pub fn engine_config(&self) -> Result<EngineConfig, DaemonError> {
+        let e = &self.engine;
+        let defaults = EngineConfig::default();
+        let backend = match &e.backend {
+            Some(text) => BackendChoice::from_str(text)
+                .map_err(|err| DaemonError::Config(format!("engine.backend: {err}")))?,
+            None => defaults.backend,
+        };
+        let synthesis = match &e.synthesis {
+            Some(text) => SynthesisMode::from_str(text)
+                .map_err(|err| DaemonError::Config(format!("engine.synthesis: {err}")))?,
+            None => defaults.synthesis,
+        };
+        let config = EngineConfig {
+            partition_workers: e.partition_workers.unwrap_or(defaults.partition_workers),
+            gpu_workers_per_device: e
+                .gpu_workers_per_device
+                .unwrap_or(defaults.gpu_workers_per_device),
+            devices: e.devices.clone().unwrap_or(defaults.devices.clone()),
+            queue_depth: e.queue_depth.or(defaults.queue_depth),
+            verify: e.verify.unwrap_or(true),
+            backend,
+            synthesis,
+            synthesis_nice: e.synthesis_nice.unwrap_or(defaults.synthesis_nice),
+            ..defaults
+        };
+        config
+            .validate()
+            .map_err(|err| DaemonError::Config(format!("[engine]: {err}")))?;
+        Ok(config)
+    }
+
+    /// Jobs handed to the engine at once, default applied: every partition
+    /// the engine can hold in flight (partition workers, queue slots, GPU
+    /// workers), so that no worker waits for the daemon.
+    pub fn engine_jobs(&self, engine: &EngineConfig) -> usize {
+        self.engine_jobs.unwrap_or_else(|| {
+            engine.partition_workers + engine.effective_queue_depth() + engine.gpu_workers()
+        })
+    }
+
+    /// Checks what the engine does not: limits that must be positive.
+    pub fn validate(&self) -> Result<(), DaemonError> {
+        let positive = [
+            ("max_jobs", self.max_jobs),
+            ("engine_jobs", self.engine_jobs.unwrap_or(1)),
+            ("max_message_bytes", self.max_message_bytes),
+        ];
+        if let Some((key, _)) = positive.iter().find(|(_, value)| *value == 0) {
+            return Err(DaemonError::Config(format!("{key} must be at least 1")));
+        }
+        self.listen_addr()?;
+        self.metrics_addr()?;
+        Ok(())
+    }
+}
+
+/// Where a server listens or a client connects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListenAddr {
+    /// A TCP address.
+    Tcp(SocketAddr),
+    /// A unix socket's path.
+    Unix(PathBuf),
+}
+
+impl FromStr for ListenAddr {
+    type Err = DaemonError;
+
+    /// `unix:///abs/path` (or `unix:path`), `host:port`, `:port` or a bare
+    /// port; a missing host is 127.0.0.1, never every interface.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let bad = |why: &str| DaemonError::Config(format!("bad address '{text}': {why}"));
+        if let Some(path) = text.strip_prefix("unix://").or(text.strip_prefix("unix:")) {
+            if path.is_empty() {
+                return Err(bad("no socket path"));
+            }
+            return Ok(ListenAddr::Unix(PathBuf::from(path)));
+        }
+        let hostport = text.strip_prefix("tcp://").unwrap_or(text);
+        let loopback = IpAddr::V4(Ipv4Addr::LOCALHOST);
+        if let Ok(port) = hostport.trim_start_matches(':').parse::<u16>() {
+            return Ok(ListenAddr::Tcp(SocketAddr::new(loopback, port)));
+        }
+        if let Ok(addr) = hostport.parse::<SocketAddr>() {
+            return Ok(ListenAddr::Tcp(addr));
+        }
+        let mut resolved = hostport
+            .to_socket_addrs()
+            .map_err(|err| bad(&err.to_string()))?;
+        resolved
+            .next()
+            .map(ListenAddr::Tcp)
+            .ok_or_else(|| bad("the host name resolves to nothing"))
+    }
+}
+
+impl fmt::Display for ListenAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ListenAddr::Tcp(addr) => write!(f, "{addr}"),
+            ListenAddr::Unix(path) => write!(f, "unix://{}", path.display()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_example() {
+        let example: String = include_str!("config.rs")
+            .lines()
+            .skip_while(|l| !l.starts_with("//! ```toml"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("//! ```"))
+            .map(|l| format!("{}\n", l.trim_start_matches("//!").trim_start()))
+            .collect();
+        let config: DaemonConfig = toml::from_str(&example).unwrap();
+        assert_eq!(
+            config.listen_addr().unwrap(),
+            ListenAddr::Unix("/run/cuzk/cuzk.sock".into())
+        );
+        assert_eq!(config.engine.devices, Some(vec![0]));
+        assert_eq!(config.preload, vec!["mul-chain/64".to_owned()]);
+        config.validate().unwrap();
+        assert!(config.engine_config().unwrap().verify);
+    }
+
+    #[test]
+    fn addresses_default_to_loopback() {
+        let tcp = |s: &str| match s.parse::<ListenAddr>().unwrap() {
+            ListenAddr::Tcp(addr) => addr,
+            ListenAddr::Unix(p) => panic!("{s} parsed as unix {}", p.display()),
+        };
+        assert_eq!(tcp("9820"), "127.0.0.1:9820".parse().unwrap());
+        assert_eq!(tcp(":9820"), "127.0.0.1:9820".parse().unwrap());
+        assert_eq!(tcp("0.0.0.0:1"), "0.0.0.0:1".parse().unwrap());
+        assert!(tcp("localhost:7").ip().is_loopback());
+        assert_eq!(
+            "unix:rel.sock".parse::<ListenAddr>().unwrap(),
+            ListenAddr::Unix("rel.sock".into())
+        );
+        assert!("unix://".parse::<ListenAddr>().is_err());
+    }
+
+    #[test]
+    fn refuses_what_cannot_work() {
+        let config = DaemonConfig {
+            max_jobs: 0,
+            ..DaemonConfig::default()
+        };
+        assert!(config
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("max_jobs"));
+        let config = DaemonConfig {
+            metrics_listen: "unix:///tmp/m.sock".to_owned(),
+            ..DaemonConfig::default()
+        };
+        assert!(config.validate().is_err());
+        let mut config = DaemonConfig::default();
+        config.engine.backend = Some("tpu".to_owned());
+        let err = config.engine_config().unwrap_err().to_string();
+        assert!(err.contains("engine.backend"), "{err}");
+        let err = toml::from_str::<DaemonConfig>("max_jobz = 3").unwrap_err();
+        assert!(err.to_string().contains("max_jobz"), "{err}");
+    }
+}

@@ -1,0 +1,429 @@
+//! The daemon's state and its operations, one per RPC; `service.rs` only
+//! translates between these and gRPC.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use cuzk_engine::Engine;
+use parking_lot::Mutex;
+use tokio::sync::watch;
+use tonic::{Code, Status};
+
+use crate::error::status;
+use crate::jobs::{parse_job_id, Admission, Cancelled, Job, JobTable};
+use crate::journal::Journal;
+use crate::keys::{KeyRegistry, Preloaded};
+use crate::kinds::{self, Circuit};
+use crate::metrics::{Gauges, Metrics, Outcome};
+use crate::pb;
+use crate::pb::await_proof_response::Status as JobStatus;
+use crate::reaper::Reaper;
+use crate::{DaemonConfig, DaemonError};
+
+/// Where the daemon is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Lifecycle {
+    /// Taking work.
+    Serving,
+    /// Refusing submissions, letting running jobs finish.
+    Draining,
+    /// Done: awaiters are told to come back after the restart.
+    Stopped,
+}
+
+/// Outcomes recorded since start, for `GetStatus`.
+#[derive(Default)]
+struct Totals {
+    completed: AtomicU64,
+    failed: AtomicU64,
+    cancelled: AtomicU64,
+}
+
+/// Everything the RPCs, the dispatcher and the runners share.
+pub(crate) struct Daemon {
+    pub(crate) config: DaemonConfig,
+    /// Taken out (and dropped) at shutdown.
+    engine: Mutex<Option<Arc<Engine>>>,
+    pub(crate) keys: KeyRegistry,
+    pub(crate) journal: Arc<Journal>,
+    pub(crate) table: JobTable,
+    pub(crate) metrics: Metrics,
+    pub(crate) reaper: Reaper,
+    started: Instant,
+    lifecycle: watch::Sender<Lifecycle>,
+    totals: Totals,
+}
+
+/// Milliseconds since the Unix epoch.
+pub(crate) fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl Daemon {
+    /// The daemon over a started engine and an open journal. Call inside
+    /// the tokio runtime (the reaper uses its blocking pool).
+    pub(crate) fn new(
+        config: DaemonConfig,
+        engine: Engine,
+        journal: Journal,
+    ) -> Result<Self, DaemonError> {
+        let engine = Arc::new(engine);
+        let reaper =
+            Reaper::start(tokio::runtime::Handle::current()).map_err(|source| DaemonError::Io {
+                what: "cannot start the reaper thread".to_owned(),
+                source,
+            })?;
+        Ok(Self {
+            keys: KeyRegistry::new(
+                config.params_dir(),
+                config.generate_params,
+                Arc::downgrade(&engine),
+            ),
+            table: JobTable::new(config.max_jobs),
+            engine: Mutex::new(Some(engine)),
+            journal: Arc::new(journal),
+            metrics: Metrics::new(),
+            reaper,
+            started: Instant::now(),
+            lifecycle: watch::Sender::new(Lifecycle::Serving),
+            totals: Totals::default(),
+            config,
+        })
+    }
+
+    /// The engine, until shutdown takes it.
+    pub(crate) fn engine(&self) -> Option<Arc<Engine>> {
+        self.engine.lock().clone()
+    }
+
+    /// Takes the engine out for shutdown.
+    pub(crate) fn take_engine(&self) -> Option<Arc<Engine>> {
+        self.engine.lock().take()
+    }
+
+    pub(crate) fn lifecycle(&self) -> Lifecycle {
+        *self.lifecycle.borrow()
+    }
+
+    pub(crate) fn set_lifecycle(&self, to: Lifecycle) {
+        self.lifecycle.send_if_modified(|now| {
+            let later = to > *now;
+            if later {
+                *now = to;
+            }
+            later
+        });
+    }
+
+    /// Resolves once the daemon has reached `stage` (or a later one).
+    pub(crate) async fn reached(&self, stage: Lifecycle) {
+        let mut rx = self.lifecycle.subscribe();
+        let _ = rx.wait_for(|now| *now >= stage).await;
+    }
+
+    /// `SubmitProof`: checks the request, admits it, writes it to the
+    /// journal and queues it. Returns the job and its queue position.
+    pub(crate) async fn submit(
+        &self,
+        request: pb::SubmitProofRequest,
+    ) -> Result<(Arc<Job>, usize), Status> {
+        if self.lifecycle() != Lifecycle::Serving {
+            self.metrics.rejected("unavailable");
+            return Err(Status::unavailable("the daemon is shutting down"));
+        }
+        let spec = kinds::job_spec(&request).map_err(|err| {
+            self.metrics.rejected(code_label(err.code()));
+            status(err.code(), &err)
+        })?;
+        let reservation = match self.table.reserve(&request.request_id) {
+            Ok(r) => r,
+            Err(Admission::Existing(job)) => return Ok((job, 0)),
+            Err(Admission::Full { held }) => {
+                self.metrics.rejected("resource_exhausted");
+                return Err(Status::resource_exhausted(format!(
+                    "{held} jobs are queued or running (max_jobs = {}); retry later",
+                    self.config.max_jobs
+                )));
+            }
+        };
+        let accepted_unix_ms = unix_ms();
+        let journal = Arc::clone(&self.journal);
+        let request_id = request.request_id.clone();
+        let seq = tokio::task::spawn_blocking(move || journal.accept(&request, accepted_unix_ms))
+            .await
+            .map_err(|_| Status::internal("the journal write panicked"))?
+            .map_err(|err| status(Code::Internal, &err))?;
+        let job = Arc::new(Job::new(seq, request_id, spec, accepted_unix_ms));
+        self.metrics.accepted(job.spec.kind);
+        let position = self.table.insert(reservation, Arc::clone(&job));
+        tracing::info!(job = %job.id, kind = job.spec.kind, circuit = %job.spec.circuit,
+            partitions = job.spec.partitions, position, "accepted");
+        Ok((job, position))
+    }
+
+    /// Re-queues every unfinished job of the journal (at start).
+    pub(crate) fn recover(&self) -> Result<usize, DaemonError> {
+        let unfinished = self.journal.unfinished()?;
+        let count = unfinished.len();
+        for (seq, entry) in unfinished {
+            let request = entry.request.unwrap_or_default();
+            let spec = kinds::job_spec(&request);
+            let job = match spec {
+                Ok(spec) => Job::new(seq, request.request_id, spec, entry.accepted_unix_ms),
+                Err(err) => {
+                    // Accepted by an earlier version that knew this kind.
+                    let outcome = failed_outcome(seq, &err);
+                    self.journal
+                        .finish(seq, entry.accepted_unix_ms, &outcome, unix_ms())?;
+                    continue;
+                }
+            };
+            tracing::info!(job = %job.id, circuit = %job.spec.circuit, "recovered from the journal");
+            self.table.insert_recovered(Arc::new(job));
+        }
+        self.metrics.recovered(count);
+        Ok(count)
+    }
+
+    /// Records `job`'s outcome: the journal first, then metrics, then its
+    /// awaiters.
+    pub(crate) async fn finish(
+        &self,
+        job: &Arc<Job>,
+        outcome: pb::AwaitProofResponse,
+        kind: Outcome,
+        proof: Option<&cuzk_engine::RequestProof>,
+    ) {
+        let journal = Arc::clone(&self.journal);
+        let (seq, accepted, record) = (job.seq, job.accepted_unix_ms, outcome.clone());
+        let written =
+            tokio::task::spawn_blocking(move || journal.finish(seq, accepted, &record, unix_ms()))
+                .await;
+        match written {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => {
+                tracing::error!(job = %job.id, error = %crate::error::error_chain(&err),
+                "outcome not journaled; the job will run again after a restart")
+            }
+            Err(_) => tracing::error!(job = %job.id, "the journal write panicked"),
+        }
+        let total = match kind {
+            Outcome::Completed => &self.totals.completed,
+            Outcome::Failed => &self.totals.failed,
+            Outcome::Cancelled => &self.totals.cancelled,
+        };
+        total.fetch_add(1, Ordering::Relaxed);
+        let elapsed = Duration::from_millis(unix_ms().saturating_sub(job.accepted_unix_ms));
+        self.metrics.finished(job.spec.kind, kind, elapsed, proof);
+        self.table.remove(job.seq);
+        job.outcome.send_replace(Some(Arc::new(outcome)));
+    }
+
+    /// `AwaitProof`: the outcome of `job_id`, waiting up to `timeout` (zero:
+    /// no limit). A terminal outcome handed out is removed from the journal.
+    pub(crate) async fn await_outcome(
+        &self,
+        job_id: &str,
+        timeout: Duration,
+    ) -> Result<pb::AwaitProofResponse, Status> {
+        let seq = parse_job_id(job_id).ok_or_else(|| not_found(job_id))?;
+        let outcome = match self.table.get(seq) {
+            Some(job) => {
+                let mut outcome = job.outcome.subscribe();
+                let wait = outcome.wait_for(Option::is_some);
+                let limit = async {
+                    match timeout.is_zero() {
+                        true => std::future::pending().await,
+                        false => tokio::time::sleep(timeout).await,
+                    }
+                };
+                tokio::select! {
+                    ready = wait => match ready {
+                        Ok(slot) => slot.as_deref().cloned().expect("waited for Some"),
+                        Err(_) => return Err(Status::internal("the job's outcome was lost")),
+                    },
+                    () = limit => return Ok(timed_out(job_id)),
+                    () = self.reached(Lifecycle::Stopped) => return Err(Status::unavailable(
+                        "the daemon stopped before the job finished; it runs again after restart")),
+                }
+            }
+            None => self.journaled_outcome(seq, job_id).await?,
+        };
+        let journal = Arc::clone(&self.journal);
+        // Fetched: forget it (best effort; a leftover expires).
+        let _ = tokio::task::spawn_blocking(move || journal.remove(seq)).await;
+        Ok(outcome)
+    }
+
+    async fn journaled_outcome(
+        &self,
+        seq: u64,
+        job_id: &str,
+    ) -> Result<pb::AwaitProofResponse, Status> {
+        let journal = Arc::clone(&self.journal);
+        let entry = tokio::task::spawn_blocking(move || journal.get(seq))
+            .await
+            .map_err(|_| Status::internal("the journal read panicked"))?
+            .map_err(|err| status(Code::Internal, &err))?;
+        match entry.and_then(|e| e.outcome) {
+            Some(outcome) => Ok(outcome),
+            None => Err(not_found(job_id)),
+        }
+    }
+
+    /// `CancelProof`: true when the job was running (handed to the engine).
+    pub(crate) async fn cancel(&self, job_id: &str) -> Result<bool, Status> {
+        let seq = parse_job_id(job_id).ok_or_else(|| not_found(job_id))?;
+        match self.table.cancel(seq) {
+            Cancelled::Queued(job) => {
+                tracing::info!(job = %job.id, "cancelled while queued");
+                let outcome = cancelled_outcome(&job);
+                self.finish(&job, outcome, Outcome::Cancelled, None).await;
+                Ok(false)
+            }
+            Cancelled::Running => {
+                tracing::info!(job = job_id, "cancelling a running job");
+                Ok(true)
+            }
+            Cancelled::NotHeld => {
+                self.journaled_outcome(seq, job_id).await?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// `PreloadSRS`.
+    pub(crate) async fn preload(&self, circuit_id: &str) -> Result<Preloaded, Status> {
+        let circuit = Circuit::parse(circuit_id).map_err(|e| status(e.code(), &e))?;
+        self.keys
+            .preload(circuit)
+            .await
+            .map_err(|e| status(e.code(), &e))
+    }
+
+    /// `EvictSRS`: the bytes freed, if the key was loaded.
+    pub(crate) fn evict(&self, circuit_id: &str) -> Result<Option<u64>, Status> {
+        let circuit = Circuit::parse(circuit_id).map_err(|e| status(e.code(), &e))?;
+        let freed = self.keys.evict(circuit).map_err(|e| status(e.code(), &e))?;
+        tracing::info!(%circuit, freed_bytes = freed, "evict");
+        Ok(freed)
+    }
+
+    /// The state the gauges and `GetStatus` show.
+    pub(crate) fn gauges(&self) -> Gauges {
+        let engine = self.engine();
+        let pool = supraseal_c2::host_pool_stats();
+        Gauges {
+            jobs: self.table.counts(),
+            engine_partitions: engine.as_ref().map_or((0, 0), |e| e.queued_partitions()),
+            locks: engine.as_ref().map_or_else(Vec::new, |e| e.lock_stats()),
+            keys: self.keys.loaded(),
+            host_pool: (pool.cached_bytes, pool.limit_bytes),
+            uptime: self.started.elapsed(),
+        }
+    }
+
+    /// `GetMetrics` and `/metrics`.
+    pub(crate) fn metrics_text(&self) -> String {
+        self.metrics.render(&self.gauges())
+    }
+
+    /// `GetStatus`.
+    pub(crate) fn status(&self) -> pb::GetStatusResponse {
+        let gauges = self.gauges();
+        let backends = self.engine().map_or_else(Vec::new, |e| e.backends());
+        let gpus = gauges
+            .locks
+            .iter()
+            .map(|&(device, lock)| pb::GpuStatus {
+                ordinal: device,
+                name: backends
+                    .iter()
+                    .find(|b| b.0 == device)
+                    .map_or_else(String::new, |b| format!("{} device {device}", b.1)),
+                lock_acquisitions: lock.acquisitions,
+                lock_held_ns: lock.hold_ns,
+                lock_wait_ns: lock.wait_ns,
+                ..Default::default()
+            })
+            .collect();
+        let loaded_srs = gauges
+            .keys
+            .iter()
+            .map(|k| pb::SrsStatus {
+                circuit_id: k.circuit.clone(),
+                tier: pb::srs_status::Tier::Hot as i32,
+                size_bytes: k.size_bytes,
+                ref_count: k.leases as u32,
+            })
+            .collect();
+        let queues = gauges
+            .jobs
+            .iter()
+            .map(|&(kind, queued, running)| pb::QueueStatus {
+                proof_kind: kind.to_owned(),
+                pending: queued as u32,
+                in_progress: running as u32,
+            })
+            .collect();
+        pb::GetStatusResponse {
+            gpus,
+            loaded_srs,
+            queues,
+            total_proofs_completed: self.totals.completed.load(Ordering::Relaxed),
+            total_proofs_failed: self.totals.failed.load(Ordering::Relaxed),
+            total_proofs_cancelled: self.totals.cancelled.load(Ordering::Relaxed),
+            uptime_seconds: gauges.uptime.as_secs(),
+            pinned_memory_bytes: gauges.host_pool.0,
+            pinned_memory_limit_bytes: gauges.host_pool.1,
+            partitions_to_synthesize: gauges.engine_partitions.0 as u32,
+            partitions_to_prove: gauges.engine_partitions.1 as u32,
+        }
+    }
+}
+
+fn not_found(job_id: &str) -> Status {
+    Status::not_found(format!(
+        "no job '{job_id}': never accepted, or its outcome was fetched or expired"
+    ))
+}
+
+/// The `reason` label of a refused submission.
+fn code_label(code: Code) -> &'static str {
+    match code {
+        Code::Unimplemented => "unimplemented",
+        _ => "invalid_argument",
+    }
+}
+
+fn timed_out(job_id: &str) -> pb::AwaitProofResponse {
+    pb::AwaitProofResponse {
+        job_id: job_id.to_owned(),
+        status: JobStatus::Timeout as i32,
+        ..Default::default()
+    }
+}
+
+/// The outcome of a job cancelled before it produced a proof.
+pub(crate) fn cancelled_outcome(job: &Job) -> pb::AwaitProofResponse {
+    pb::AwaitProofResponse {
+        job_id: job.id.clone(),
+        status: JobStatus::Cancelled as i32,
+        error_message: "cancelled".to_owned(),
+        total_ms: unix_ms().saturating_sub(job.accepted_unix_ms),
+        ..Default::default()
+    }
+}
+
+/// The outcome of a job that failed with `err`.
+pub(crate) fn failed_outcome(seq: u64, err: &dyn std::error::Error) -> pb::AwaitProofResponse {
+    pb::AwaitProofResponse {
+        job_id: crate::jobs::job_id(seq),
+        status: JobStatus::Failed as i32,
+        error_message: crate::error::error_chain(err),
+        ..Default::default()
+    }
+}

@@ -1,0 +1,36 @@
+//! `/metrics` (OpenMetrics text) and `/healthz` over HTTP/1.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+
+use crate::daemon::{Daemon, Lifecycle};
+
+/// The routes, over `daemon`.
+pub(crate) fn router(daemon: Arc<Daemon>) -> Router {
+    Router::new()
+        .route("/metrics", get(metrics))
+        .route("/healthz", get(healthz))
+        .with_state(daemon)
+}
+
+async fn metrics(State(daemon): State<Arc<Daemon>>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)],
+        daemon.metrics_text(),
+    )
+}
+
+/// 200 while jobs are taken, 503 once shutdown has begun.
+async fn healthz(State(daemon): State<Arc<Daemon>>) -> (StatusCode, &'static str) {
+    match daemon.lifecycle() {
+        Lifecycle::Serving => (StatusCode::OK, "ok\n"),
+        Lifecycle::Draining | Lifecycle::Stopped => {
+            (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n")
+        }
+    }
+}

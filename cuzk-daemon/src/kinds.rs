@@ -1,0 +1,371 @@
+//! Proof kinds: the one place where a `SubmitProofRequest` becomes work for
+//! the engine ([`job_spec`]), and where a circuit id becomes a proving key
+//! to load ([`Circuit`]).
+//!
+//! The synthetic kinds (`SHA_CHAIN`, `MUL_CHAIN`) are the workloads of
+//! `shared/workloads.md`: `sector_size` is the workload size (blocks or
+//! squarings), `sector_number` the request number, `synthetic_partitions`
+//! the partition count. The Filecoin kinds are checked for the fields they
+//! need and then refused with `UNIMPLEMENTED`; they are added here (a
+//! [`Circuit`] variant, its key loading, and its arm of [`job_spec`]).
+
+use std::fmt;
+use std::sync::Arc;
+
+use bellperson_lite::Parameters;
+use cuzk_engine::{Engine, EngineError, JobHandle, ProofRequest, ProvingKey, Workload};
+use cuzk_pipeline::PipelineError;
+use tonic::Code;
+
+use crate::pb::{self, ProofKind};
+
+/// Most partitions a synthetic request may have.
+pub const MAX_SYNTHETIC_PARTITIONS: usize = 256;
+/// Largest `mul-chain` (squarings) a request may name.
+pub const MAX_MUL_CHAIN: usize = 1 << 26;
+/// Largest `sha-chain` (blocks) a request may name.
+pub const MAX_SHA_CHAIN: usize = 4096;
+
+/// Filecoin's sector sizes: 2 KiB, 8 MiB, 512 MiB, 32 GiB, 64 GiB.
+const FILECOIN_SECTOR_SIZES: [u64; 5] = [2 << 10, 8 << 20, 512 << 20, 32 << 30, 64 << 30];
+
+/// Why a request or circuit id cannot become engine work.
+#[derive(Debug, thiserror::Error)]
+pub enum KindError {
+    /// `proof_kind` was left unset.
+    #[error("proof_kind is missing")]
+    MissingKind,
+    /// `proof_kind` is a number no kind has.
+    #[error("unknown proof_kind {0}")]
+    UnknownKind(i32),
+    /// A kind this daemon does not prove yet.
+    #[error("{0} proofs are not implemented by this daemon yet")]
+    Unimplemented(&'static str),
+    /// A field is missing or out of range.
+    #[error("{field}: {why}")]
+    Invalid {
+        /// The request field.
+        field: &'static str,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// A circuit id that names no circuit.
+    #[error("unknown circuit id '{0}' (expected NAME/SIZE, e.g. mul-chain/64)")]
+    UnknownCircuit(String),
+}
+
+impl KindError {
+    /// The gRPC code the caller gets.
+    pub fn code(&self) -> Code {
+        match self {
+            KindError::Unimplemented(_) => Code::Unimplemented,
+            _ => Code::InvalidArgument,
+        }
+    }
+
+    fn invalid(field: &'static str, why: impl Into<String>) -> Self {
+        KindError::Invalid {
+            field,
+            why: why.into(),
+        }
+    }
+}
+
+/// What a proving key is for; its `Display` is the circuit id that
+/// `PreloadSRS`, `EvictSRS` and `GetStatus` use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Circuit {
+    /// A synthetic workload at one size.
+    Synthetic(Workload),
+}
+
+impl Circuit {
+    /// The circuit named by `circuit_id` (`mul-chain/64`, `sha-chain/4`).
+    pub fn parse(circuit_id: &str) -> Result<Self, KindError> {
+        let workload: Workload = circuit_id
+            .parse()
+            .map_err(|_| KindError::UnknownCircuit(circuit_id.to_owned()))?;
+        check_synthetic_size(workload)?;
+        Ok(Circuit::Synthetic(workload))
+    }
+
+    /// The parameters file's name in the daemon's `params_dir`.
+    pub fn params_file_name(&self) -> String {
+        match self {
+            Circuit::Synthetic(w) => format!("{}-{}.params", w.name(), w.size()),
+        }
+    }
+
+    /// Whether the daemon may make fresh parameters for it (a test setup:
+    /// only synthetic circuits).
+    pub fn can_generate(&self) -> bool {
+        matches!(self, Circuit::Synthetic(_))
+    }
+
+    /// Fresh random parameters (slow: a trusted setup for tests only).
+    pub fn generate(&self) -> Result<Parameters, PipelineError> {
+        match self {
+            Circuit::Synthetic(w) => cuzk_pipeline::setup(*w),
+        }
+    }
+
+    /// Checks that `params` (read from a file) were made for this circuit,
+    /// against one synthesized instance.
+    pub fn check(&self, params: &Parameters) -> Result<(), PipelineError> {
+        match self {
+            Circuit::Synthetic(w) => {
+                let partition = cuzk_pipeline::synthesize_partition(*w, 0)?;
+                cuzk_pipeline::check_params(params, &partition)
+            }
+        }
+    }
+
+    /// Has `engine` compile the shape and pin memory before the first job.
+    pub fn prepare(&self, engine: &Engine) -> Result<(), EngineError> {
+        match self {
+            Circuit::Synthetic(w) => engine.prepare(*w).map(drop),
+        }
+    }
+}
+
+impl fmt::Display for Circuit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Circuit::Synthetic(w) => write!(f, "{w}"),
+        }
+    }
+}
+
+/// A job as the daemon runs it: the key it needs and the request it
+/// hands the engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JobSpec {
+    /// The kind, as metrics and status name it.
+    pub kind: &'static str,
+    /// The circuit whose key proves it.
+    pub circuit: Circuit,
+    /// The request number (the base of the partitions' seeds).
+    pub request: u64,
+    /// Partitions in the request.
+    pub partitions: usize,
+    /// Higher goes first.
+    pub priority: i32,
+}
+
+impl JobSpec {
+    /// Hands the job to `engine`, proven with `key` (the key of
+    /// `self.circuit`).
+    pub fn submit(&self, engine: &Engine, key: Arc<ProvingKey>) -> JobHandle {
+        match self.circuit {
+            Circuit::Synthetic(workload) => engine.submit(
+                ProofRequest::new(workload, key, self.request, self.partitions)
+                    .with_priority(self.priority),
+            ),
+        }
+    }
+}
+
+/// The kind's name in metrics labels and status.
+pub fn kind_label(kind: ProofKind) -> &'static str {
+    match kind {
+        ProofKind::Unspecified => "unspecified",
+        ProofKind::PorepSealCommit => "porep",
+        ProofKind::SnapDealsUpdate => "snap",
+        ProofKind::WindowPostPartition => "window-post",
+        ProofKind::WinningPost => "winning-post",
+        ProofKind::ShaChain => "sha-chain",
+        ProofKind::MulChain => "mul-chain",
+    }
+}
+
+/// Maps a submission to the job the daemon runs, or says which field is
+/// wrong (`INVALID_ARGUMENT`) or that the kind is not proven here yet
+/// (`UNIMPLEMENTED`).
+pub fn job_spec(req: &pb::SubmitProofRequest) -> Result<JobSpec, KindError> {
+    let kind = match ProofKind::try_from(req.proof_kind) {
+        Ok(ProofKind::Unspecified) => return Err(KindError::MissingKind),
+        Ok(kind) => kind,
+        Err(_) => return Err(KindError::UnknownKind(req.proof_kind)),
+    };
+    let priority = priority(req.priority)?;
+    match kind {
+        ProofKind::ShaChain | ProofKind::MulChain => synthetic(kind, req, priority),
+        _ => {
+            check_filecoin(kind, req)?;
+            Err(KindError::Unimplemented(kind_label(kind)))
+        }
+    }
+}
+
+/// Curio's priorities as the engine's ranks (higher first); unset is NORMAL.
+fn priority(value: i32) -> Result<i32, KindError> {
+    match pb::Priority::try_from(value) {
+        Ok(pb::Priority::Unspecified) => Ok(pb::Priority::Normal as i32),
+        Ok(p) => Ok(p as i32),
+        Err(_) => Err(KindError::invalid(
+            "priority",
+            format!("unknown priority {value}"),
+        )),
+    }
+}
+
+fn synthetic(
+    kind: ProofKind,
+    req: &pb::SubmitProofRequest,
+    priority: i32,
+) -> Result<JobSpec, KindError> {
+    if !req.vanilla_proof.is_empty() || !req.vanilla_proofs.is_empty() {
+        return Err(KindError::invalid(
+            "vanilla_proof",
+            "synthetic kinds take no vanilla proof",
+        ));
+    }
+    let name = kind_label(kind);
+    let size = usize::try_from(req.sector_size).unwrap_or(usize::MAX);
+    if size == 0 {
+        return Err(KindError::invalid(
+            "sector_size",
+            format!("the {name} size (sector_size) must be at least 1"),
+        ));
+    }
+    let workload =
+        Workload::new(name, size).map_err(|e| KindError::invalid("proof_kind", e.to_string()))?;
+    check_synthetic_size(workload)?;
+    let partitions = (req.synthetic_partitions as usize).max(1);
+    if partitions > MAX_SYNTHETIC_PARTITIONS {
+        return Err(KindError::invalid(
+            "synthetic_partitions",
+            format!("{partitions} is more than {MAX_SYNTHETIC_PARTITIONS}"),
+        ));
+    }
+    Ok(JobSpec {
+        kind: name,
+        circuit: Circuit::Synthetic(workload),
+        request: req.sector_number,
+        partitions,
+        priority,
+    })
+}
+
+fn check_synthetic_size(workload: Workload) -> Result<(), KindError> {
+    let limit = match workload {
+        Workload::ShaChain { .. } => MAX_SHA_CHAIN,
+        Workload::MulChain { .. } => MAX_MUL_CHAIN,
+    };
+    if workload.size() > limit {
+        return Err(KindError::invalid(
+            "sector_size",
+            format!(
+                "{} of size {} is larger than this daemon proves ({limit})",
+                workload.name(),
+                workload.size()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The fields each Filecoin kind cannot do without.
+fn check_filecoin(kind: ProofKind, req: &pb::SubmitProofRequest) -> Result<(), KindError> {
+    if !FILECOIN_SECTOR_SIZES.contains(&req.sector_size) {
+        return Err(KindError::invalid(
+            "sector_size",
+            format!("{} bytes is not a Filecoin sector size", req.sector_size),
+        ));
+    }
+    match kind {
+        ProofKind::PorepSealCommit => {
+            if req.vanilla_proof.is_empty() {
+                return Err(KindError::invalid(
+                    "vanilla_proof",
+                    "the C1 output is missing",
+                ));
+            }
+            serde_json::from_slice::<serde::de::IgnoredAny>(&req.vanilla_proof).map_err(|e| {
+                KindError::invalid("vanilla_proof", format!("the C1 output is not JSON: {e}"))
+            })?;
+        }
+        _ if req.vanilla_proofs.is_empty() => {
+            return Err(KindError::invalid(
+                "vanilla_proofs",
+                "no vanilla proofs were given",
+            ));
+        }
+        ProofKind::WindowPostPartition | ProofKind::WinningPost if req.randomness.len() != 32 => {
+            return Err(KindError::invalid(
+                "randomness",
+                format!("{} bytes; PoSt randomness is 32", req.randomness.len()),
+            ));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mul(size: u64, partitions: u32) -> pb::SubmitProofRequest {
+        pb::SubmitProofRequest {
+            proof_kind: ProofKind::MulChain as i32,
+            sector_size: size,
+            sector_number: 7,
+            synthetic_partitions: partitions,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn synthetic_requests_map_to_engine_requests() {
+        let spec = job_spec(&mul(64, 3)).unwrap();
+        assert_eq!(spec.circuit.to_string(), "mul-chain/64");
+        assert_eq!((spec.request, spec.partitions), (7, 3));
+        assert_eq!(spec.priority, pb::Priority::Normal as i32);
+        assert_eq!(job_spec(&mul(64, 0)).unwrap().partitions, 1);
+        let circuit = Circuit::parse("sha-chain/2").unwrap();
+        assert_eq!(circuit.params_file_name(), "sha-chain-2.params");
+    }
+
+    #[test]
+    fn bad_requests_name_the_field() {
+        let err = |req: pb::SubmitProofRequest| {
+            let e = job_spec(&req).unwrap_err();
+            (e.code(), e.to_string())
+        };
+        let (code, text) = err(mul(0, 1));
+        assert_eq!(code, Code::InvalidArgument);
+        assert!(text.starts_with("sector_size"), "{text}");
+        assert!(err(mul(64, 1000)).1.starts_with("synthetic_partitions"));
+        let garbage = pb::SubmitProofRequest {
+            vanilla_proof: b"garbage".to_vec(),
+            ..mul(64, 1)
+        };
+        assert!(err(garbage).1.starts_with("vanilla_proof"));
+        let unknown = pb::SubmitProofRequest {
+            proof_kind: 55,
+            ..mul(64, 1)
+        };
+        assert_eq!(err(unknown).1, "unknown proof_kind 55");
+        let porep = pb::SubmitProofRequest {
+            proof_kind: ProofKind::PorepSealCommit as i32,
+            sector_size: 32 << 30,
+            vanilla_proof: b"{\"Phase1Out\":\"\"}".to_vec(),
+            ..Default::default()
+        };
+        assert_eq!(err(porep.clone()).0, Code::Unimplemented);
+        let (code, text) = err(pb::SubmitProofRequest {
+            vanilla_proof: b"\x00\x01garbage".to_vec(),
+            ..porep.clone()
+        });
+        assert_eq!(code, Code::InvalidArgument);
+        assert!(text.contains("not JSON"), "{text}");
+        let (_, text) = err(pb::SubmitProofRequest {
+            sector_size: 12345,
+            ..porep
+        });
+        assert!(text.contains("not a Filecoin sector size"), "{text}");
+        assert!(Circuit::parse("porep-32g").is_err());
+        assert!(Circuit::parse("mul-chain/0").is_err());
+    }
+}

@@ -1,0 +1,386 @@
+//! The daemon's Prometheus metrics (OpenMetrics text, `prometheus-client`).
+//!
+//! Events (a job accepted, finished, rejected) update counters and
+//! histograms as they happen; gauges of state (queues, keys, locks, the
+//! host pool) are set from a [`Gauges`] snapshot just before each render.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use cuzk_engine::RequestProof;
+use parking_lot::Mutex;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+use supraseal_c2::LockStats;
+
+use crate::keys::KeyStatus;
+
+/// The content type of [`Metrics::render`]'s text.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// The kinds every per-kind gauge reports, zero included.
+const KINDS: [&str; 6] = [
+    "porep",
+    "snap",
+    "window-post",
+    "winning-post",
+    "sha-chain",
+    "mul-chain",
+];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    kind: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    kind: &'static str,
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct StageLabels {
+    stage: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QueueLabels {
+    queue: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct DeviceLabels {
+    device: u32,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CircuitLabels {
+    circuit: String,
+}
+
+type Seconds = Counter<f64, AtomicU64>;
+type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// 1 ms to about 9 minutes, doubling.
+fn seconds_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.001, 2.0, 20))
+}
+
+/// A job's end, as the `outcome` label says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Proven.
+    Completed,
+    /// Failed (the error is in the job's outcome).
+    Failed,
+    /// Cancelled.
+    Cancelled,
+}
+
+impl Outcome {
+    fn label(self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::Failed => "failed",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// The state the gauges show, read just before rendering.
+#[derive(Clone, Debug, Default)]
+pub struct Gauges {
+    /// `(kind, queued, running)` per kind with jobs.
+    pub jobs: Vec<(&'static str, usize, usize)>,
+    /// Partitions waiting in the engine: to synthesize, to prove.
+    pub engine_partitions: (usize, usize),
+    /// Each device's lock counters.
+    pub locks: Vec<(u32, LockStats)>,
+    /// Loaded keys.
+    pub keys: Vec<KeyStatus>,
+    /// Pinned host memory kept for reuse, and the limit.
+    pub host_pool: (u64, u64),
+    /// Since the daemon started.
+    pub uptime: Duration,
+}
+
+/// Every metric the daemon exports.
+pub struct Metrics {
+    registry: Registry,
+    accepted: Family<KindLabels, Counter>,
+    finished: Family<OutcomeLabels, Counter>,
+    rejected: Family<ReasonLabels, Counter>,
+    recovered: Counter,
+    partitions: Family<KindLabels, Counter>,
+    job_seconds: Histograms<KindLabels>,
+    stage_seconds: Histograms<StageLabels>,
+    queued: Family<KindLabels, Gauge>,
+    running: Family<KindLabels, Gauge>,
+    engine_partitions: Family<QueueLabels, Gauge>,
+    lock_acquisitions: Family<DeviceLabels, Counter>,
+    lock_held: Family<DeviceLabels, Seconds>,
+    lock_wait: Family<DeviceLabels, Seconds>,
+    srs_bytes: Family<CircuitLabels, Gauge>,
+    srs_jobs: Family<CircuitLabels, Gauge>,
+    host_pool_bytes: Gauge,
+    host_pool_limit: Gauge,
+    uptime: Gauge<f64, AtomicU64>,
+    /// Lock counters as last seen, to turn the lock's totals into counter
+    /// increments; also serializes renders.
+    seen_locks: Mutex<HashMap<u32, LockStats>>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// Every metric at zero, registered under the `cuzk_` prefix.
+    pub fn new() -> Self {
+        let metrics = Self {
+            registry: Registry::with_prefix("cuzk"),
+            accepted: Family::default(),
+            finished: Family::default(),
+            rejected: Family::default(),
+            recovered: Counter::default(),
+            partitions: Family::default(),
+            job_seconds: Family::new_with_constructor(seconds_histogram),
+            stage_seconds: Family::new_with_constructor(seconds_histogram),
+            queued: Family::default(),
+            running: Family::default(),
+            engine_partitions: Family::default(),
+            lock_acquisitions: Family::default(),
+            lock_held: Family::default(),
+            lock_wait: Family::default(),
+            srs_bytes: Family::default(),
+            srs_jobs: Family::default(),
+            host_pool_bytes: Gauge::default(),
+            host_pool_limit: Gauge::default(),
+            uptime: Gauge::default(),
+            seen_locks: Mutex::default(),
+        };
+        metrics.register_all()
+    }
+
+    fn register_all(mut self) -> Self {
+        let r = &mut self.registry;
+        r.register(
+            "jobs_accepted",
+            "Jobs accepted (written to the journal)",
+            self.accepted.clone(),
+        );
+        r.register(
+            "jobs_finished",
+            "Jobs that reached an outcome",
+            self.finished.clone(),
+        );
+        r.register(
+            "jobs_rejected",
+            "Submissions refused, by gRPC code",
+            self.rejected.clone(),
+        );
+        r.register(
+            "jobs_recovered",
+            "Unfinished jobs found in the journal at start",
+            self.recovered.clone(),
+        );
+        r.register(
+            "partitions_proven",
+            "Partitions of completed jobs",
+            self.partitions.clone(),
+        );
+        r.register(
+            "job_duration_seconds",
+            "Completed jobs, acceptance to outcome",
+            self.job_seconds.clone(),
+        );
+        r.register(
+            "partition_stage_seconds",
+            "Per partition: synthesis, preamble, lock_wait, kernel, epilogue",
+            self.stage_seconds.clone(),
+        );
+        r.register(
+            "jobs_queued",
+            "Jobs waiting in the daemon's queue",
+            self.queued.clone(),
+        );
+        r.register(
+            "jobs_running",
+            "Jobs handed to the engine",
+            self.running.clone(),
+        );
+        r.register(
+            "engine_partitions_waiting",
+            "Partitions waiting in the engine's queues",
+            self.engine_partitions.clone(),
+        );
+        r.register(
+            "gpu_lock_acquisitions",
+            "Times each device's lock was taken",
+            self.lock_acquisitions.clone(),
+        );
+        r.register(
+            "gpu_lock_held_seconds",
+            "Time each device's lock was held (rate = occupancy)",
+            self.lock_held.clone(),
+        );
+        r.register(
+            "gpu_lock_wait_seconds",
+            "Time GPU workers waited for each device's lock",
+            self.lock_wait.clone(),
+        );
+        r.register(
+            "srs_bytes",
+            "Bytes of each loaded proving key",
+            self.srs_bytes.clone(),
+        );
+        r.register(
+            "srs_jobs",
+            "Jobs holding each loaded proving key",
+            self.srs_jobs.clone(),
+        );
+        r.register(
+            "pinned_host_pool_bytes",
+            "Page-locked host memory kept for reuse",
+            self.host_pool_bytes.clone(),
+        );
+        r.register(
+            "pinned_host_pool_limit_bytes",
+            "Most page-locked memory the pool keeps",
+            self.host_pool_limit.clone(),
+        );
+        r.register(
+            "uptime_seconds",
+            "Seconds since the daemon started",
+            self.uptime.clone(),
+        );
+        self
+    }
+
+    /// A job of `kind` was accepted.
+    pub fn accepted(&self, kind: &'static str) {
+        self.accepted.get_or_create(&KindLabels { kind }).inc();
+    }
+
+    /// Unfinished jobs found in the journal at start.
+    pub fn recovered(&self, jobs: usize) {
+        self.recovered.inc_by(jobs as u64);
+    }
+
+    /// A submission was refused with gRPC code `reason` (snake case).
+    pub fn rejected(&self, reason: &'static str) {
+        self.rejected.get_or_create(&ReasonLabels { reason }).inc();
+    }
+
+    /// A job of `kind` ended after `elapsed`; `proof` when it completed.
+    pub fn finished(
+        &self,
+        kind: &'static str,
+        outcome: Outcome,
+        elapsed: Duration,
+        proof: Option<&RequestProof>,
+    ) {
+        let outcome = outcome.label();
+        self.finished
+            .get_or_create(&OutcomeLabels { kind, outcome })
+            .inc();
+        let Some(proof) = proof else { return };
+        let labels = KindLabels { kind };
+        self.job_seconds
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
+        self.partitions
+            .get_or_create(&labels)
+            .inc_by(proof.partitions.len() as u64);
+        for record in &proof.partitions {
+            let t = &record.prove;
+            let synthesis = record
+                .synth_ended_ns
+                .saturating_sub(record.synth_started_ns);
+            for (stage, ns) in [
+                ("synthesis", synthesis),
+                ("preamble", t.preamble_ns),
+                ("lock_wait", t.lock_wait_ns),
+                ("kernel", t.kernel_ns),
+                ("epilogue", t.epilogue_ns),
+            ] {
+                self.stage_seconds
+                    .get_or_create(&StageLabels { stage })
+                    .observe(ns as f64 * 1e-9);
+            }
+        }
+    }
+
+    /// The OpenMetrics text, with the gauges set from `gauges`.
+    pub fn render(&self, gauges: &Gauges) -> String {
+        let mut seen = self.seen_locks.lock();
+        self.set_gauges(gauges, &mut seen);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)
+            .expect("writing to a String cannot fail");
+        text
+    }
+
+    fn set_gauges(&self, gauges: &Gauges, seen: &mut HashMap<u32, LockStats>) {
+        for kind in KINDS {
+            let (queued, running) = gauges
+                .jobs
+                .iter()
+                .find(|c| c.0 == kind)
+                .map_or((0, 0), |c| (c.1, c.2));
+            self.queued
+                .get_or_create(&KindLabels { kind })
+                .set(queued as i64);
+            self.running
+                .get_or_create(&KindLabels { kind })
+                .set(running as i64);
+        }
+        let (synthesis, prove) = gauges.engine_partitions;
+        for (queue, n) in [("synthesis", synthesis), ("prove", prove)] {
+            self.engine_partitions
+                .get_or_create(&QueueLabels { queue })
+                .set(n as i64);
+        }
+        for &(device, now) in &gauges.locks {
+            let before = seen.insert(device, now).unwrap_or_default();
+            let labels = DeviceLabels { device };
+            let delta = |now: u64, before: u64| now.saturating_sub(before);
+            self.lock_acquisitions
+                .get_or_create(&labels)
+                .inc_by(delta(now.acquisitions, before.acquisitions));
+            self.lock_held
+                .get_or_create(&labels)
+                .inc_by(delta(now.hold_ns, before.hold_ns) as f64 * 1e-9);
+            self.lock_wait
+                .get_or_create(&labels)
+                .inc_by(delta(now.wait_ns, before.wait_ns) as f64 * 1e-9);
+        }
+        self.srs_bytes.clear();
+        self.srs_jobs.clear();
+        for key in &gauges.keys {
+            let labels = CircuitLabels {
+                circuit: key.circuit.clone(),
+            };
+            self.srs_bytes
+                .get_or_create(&labels)
+                .set(key.size_bytes as i64);
+            self.srs_jobs.get_or_create(&labels).set(key.leases as i64);
+        }
+        self.host_pool_bytes.set(gauges.host_pool.0 as i64);
+        self.host_pool_limit.set(gauges.host_pool.1 as i64);
+        self.uptime.set(gauges.uptime.as_secs_f64());
+    }
+}
