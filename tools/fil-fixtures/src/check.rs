@@ -1,0 +1,225 @@
+//! `fil-fixtures check`: reads a fixture directory back, as a consumer
+//! would, and verifies every vanilla proof in it against `meta.json` alone.
+//! Each check also makes sure a wrong public input is rejected, so that a
+//! check which passes everything cannot go unnoticed.
+//!
+//! Groth parameters are not needed: these are the checks filecoin-proofs
+//! runs on vanilla proofs before it builds circuits from them.
+
+use std::convert::TryInto;
+use std::path::Path;
+
+use anyhow::{ensure, Context, Result};
+use filecoin_hashers::Domain;
+use filecoin_proofs::{
+    as_safe_commitment, commitment_from_fr, parameters::public_params, DefaultPieceDomain,
+    DefaultPieceHasher, DefaultTreeHasher, PoRepConfig, SealCommitPhase1Output,
+};
+use filecoin_proofs_api::seal::SealCommitPhase1Output as ApiSealCommitPhase1Output;
+use storage_proofs_core::{merkle::MerkleProofTrait, proof::ProofScheme};
+use storage_proofs_porep::stacked::{generate_replica_id, PublicInputs, StackedDrg, Tau};
+
+use crate::fixture::{CurioC1, FixtureDir, Meta, PoStMeta, SnapMeta, META};
+use crate::kinds::{self, SectorSize, Tree};
+use crate::{post, snap};
+
+pub fn check_fixture(root: &Path) -> Result<()> {
+    let dir = FixtureDir::new(root);
+    let meta: Meta = dir.read_json(META)?;
+    check_ids(&meta)?;
+    let c1: SealCommitPhase1Output<Tree> = dir.read_json(&meta.c1)?;
+    check_c1(&meta, &c1).context("c1.json")?;
+    check_curio_c1(&dir, &meta, &c1).context("c1-curio.json")?;
+    check_post(&dir, &meta.winning, meta.prover_id).context("WinningPoSt")?;
+    check_post(&dir, &meta.window, meta.prover_id).context("WindowPoSt")?;
+    check_snap(&dir, &meta.snap).context("SnapDeals")?;
+    Ok(())
+}
+
+/// Runs a verification expected to fail and says whether it did (a `false`
+/// or an error). storage-proofs logs each failed inclusion proof as an
+/// error; expected here, so logging is off meanwhile.
+fn rejects(verify: impl FnOnce() -> Result<bool>) -> bool {
+    let level = log::max_level();
+    log::set_max_level(log::LevelFilter::Off);
+    let verdict = verify();
+    log::set_max_level(level);
+    !matches!(verdict, Ok(true))
+}
+
+fn flip_first_byte(mut bytes: [u8; 32]) -> [u8; 32] {
+    bytes[0] ^= 1;
+    bytes
+}
+
+fn check_ids(meta: &Meta) -> Result<()> {
+    let size = SectorSize::from_bytes(meta.sector_size)?;
+    let kinds = size.kinds();
+    ensure!(
+        meta.registered_seal_proof == kinds.seal,
+        "seal proof {:?} is not the one of the sector size",
+        meta.registered_seal_proof
+    );
+    ensure!(meta.porep_id == kinds::porep_id(kinds.seal)?, "porep_id");
+    ensure!(
+        meta.registered_seal_proof_number == kinds::seal_proof_number(kinds.seal)?,
+        "registered_seal_proof_number"
+    );
+    ensure!(
+        meta.prover_id == kinds::prover_id(meta.miner_id),
+        "prover_id"
+    );
+    Ok(())
+}
+
+fn check_c1(meta: &Meta, c1: &SealCommitPhase1Output<Tree>) -> Result<()> {
+    ensure!(
+        (c1.comm_r, c1.comm_d, c1.seed, c1.ticket)
+            == (meta.comm_r, meta.comm_d, meta.seed, meta.ticket),
+        "commitments or randomness differ from meta.json"
+    );
+    let config = kinds::porep_config(meta.registered_seal_proof)?;
+    let replica_id = generate_replica_id::<DefaultTreeHasher, _>(
+        &meta.prover_id,
+        meta.sector_id,
+        &meta.ticket,
+        meta.comm_d,
+        &config.porep_id,
+    );
+    ensure!(
+        replica_id == c1.replica_id,
+        "replica_id is not derived from the ids in meta.json"
+    );
+    ensure!(
+        commitment_from_fr(replica_id.into()) == meta.replica_id,
+        "meta.json's replica_id"
+    );
+    ensure!(
+        c1.vanilla_proofs.len() == usize::from(config.partitions),
+        "{} partitions of vanilla proofs, not {}",
+        c1.vanilla_proofs.len(),
+        usize::from(config.partitions)
+    );
+    verify_c1_proofs(meta, c1, &config)
+}
+
+fn verify_c1_proofs(
+    meta: &Meta,
+    c1: &SealCommitPhase1Output<Tree>,
+    config: &PoRepConfig,
+) -> Result<()> {
+    // filecoin-proofs' vanilla verifier checks the challenge bits and the
+    // roots of the comm_d and comm_r_last openings but not their paths,
+    // which the circuit does check.
+    for proof in c1.vanilla_proofs.iter().flatten() {
+        ensure!(
+            proof.comm_d_proofs.verify() && proof.comm_r_last_proof.verify(),
+            "an opening of comm_d or comm_r_last does not hash to its root"
+        );
+    }
+    let pub_params = public_params::<Tree>(config)?;
+    let inputs = |seed| -> Result<_> {
+        Ok(PublicInputs {
+            replica_id: c1.replica_id,
+            seed: Some(seed),
+            tau: Some(Tau {
+                comm_d: DefaultPieceDomain::try_from_bytes(&meta.comm_d)?,
+                comm_r: as_safe_commitment(&meta.comm_r, "comm_r")?,
+            }),
+            k: None,
+        })
+    };
+    let verify = |seed| -> Result<bool> {
+        StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(
+            &pub_params,
+            &inputs(seed)?,
+            &c1.vanilla_proofs,
+        )
+    };
+    ensure!(verify(meta.seed)?, "the PoRep vanilla proofs do not verify");
+    ensure!(
+        rejects(|| verify(flip_first_byte(meta.seed))),
+        "the PoRep vanilla proofs verify under another seed"
+    );
+    Ok(())
+}
+
+/// Curio's wrapper must hold filecoin-proofs-api's form of the very C1
+/// output in `c1.json`.
+fn check_curio_c1(dir: &FixtureDir, meta: &Meta, c1: &SealCommitPhase1Output<Tree>) -> Result<()> {
+    let curio: CurioC1 = dir.read_json(&meta.c1_curio)?;
+    ensure!(
+        (curio.sector_num, curio.sector_size) == (meta.sector_id, meta.sector_size),
+        "SectorNum or SectorSize differ from meta.json"
+    );
+    let api: ApiSealCommitPhase1Output =
+        serde_json::from_slice(&curio.phase1_out).context("parsing Phase1Out")?;
+    ensure!(
+        api.registered_proof == meta.registered_seal_proof,
+        "Phase1Out is tagged {:?}",
+        api.registered_proof
+    );
+    let unwrapped = SealCommitPhase1Output::<Tree> {
+        vanilla_proofs: api.vanilla_proofs.try_into()?,
+        comm_r: api.comm_r,
+        comm_d: api.comm_d,
+        replica_id: api.replica_id,
+        seed: api.seed,
+        ticket: api.ticket,
+    };
+    ensure!(
+        serde_json::to_value(&unwrapped)? == serde_json::to_value(c1)?,
+        "Phase1Out does not hold the C1 output of c1.json"
+    );
+    Ok(())
+}
+
+fn check_post(dir: &FixtureDir, post_meta: &PoStMeta, prover_id: [u8; 32]) -> Result<()> {
+    let proofs = dir.read_all(&post_meta.vanilla_proofs)?;
+    ensure!(
+        proofs.len() == post_meta.sector_ids.len() && !proofs.is_empty(),
+        "{} vanilla proofs for {} sectors",
+        proofs.len(),
+        post_meta.sector_ids.len()
+    );
+    let verify = |randomness| {
+        post::verify_vanilla(
+            post_meta.registered_proof,
+            prover_id,
+            randomness,
+            post_meta.partition_index,
+            &proofs,
+        )
+    };
+    ensure!(
+        verify(post_meta.randomness)?,
+        "the vanilla proofs do not verify"
+    );
+    ensure!(
+        rejects(|| verify(flip_first_byte(post_meta.randomness))),
+        "the vanilla proofs verify under other randomness"
+    );
+    Ok(())
+}
+
+fn check_snap(dir: &FixtureDir, snap_meta: &SnapMeta) -> Result<()> {
+    let proofs = dir.read_all(&snap_meta.partition_proofs)?;
+    let verify = |comm_d_new| {
+        snap::verify_vanilla(
+            snap_meta.registered_proof,
+            snap_meta.comm_r_old,
+            snap_meta.comm_r_new,
+            comm_d_new,
+            &proofs,
+        )
+    };
+    ensure!(
+        verify(snap_meta.comm_d_new)?,
+        "the partition proofs do not verify"
+    );
+    ensure!(
+        rejects(|| verify(flip_first_byte(snap_meta.comm_d_new))),
+        "the partition proofs verify against another comm_d_new"
+    );
+    Ok(())
+}

@@ -1,0 +1,164 @@
+//! Which registered proofs a sector size stands for, and the ids derived
+//! from them.
+
+use anyhow::{ensure, Result};
+use clap::ValueEnum;
+use filecoin_proofs::{
+    constants::{SECTOR_SIZE_2_KIB, SECTOR_SIZE_512_MIB, SECTOR_SIZE_8_MIB},
+    PoRepConfig, SectorShapeBase,
+};
+use filecoin_proofs_api::{
+    ApiVersion, ProverId, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
+};
+
+/// The merkle tree shape of every sector size this tool makes: 2 KiB, 8 MiB
+/// and 512 MiB sectors all use filecoin-proofs' `SectorShapeBase` (one
+/// oct-tree, no sub- or top-trees), so one type serves them all.
+pub type Tree = SectorShapeBase;
+
+/// The sector sizes this tool seals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SectorSize {
+    #[value(name = "2KiB")]
+    Kib2,
+    #[value(name = "8MiB")]
+    Mib8,
+    #[value(name = "512MiB")]
+    Mib512,
+}
+
+/// The registered proofs a sector of one size is sealed and proven with:
+/// what lotus and Curio use on the network today.
+#[derive(Clone, Copy, Debug)]
+pub struct ProofKinds {
+    /// The interactive PoRep, API version 1.1.0.
+    pub seal: RegisteredSealProof,
+    pub winning: RegisteredPoStProof,
+    /// WindowPoSt at API version 1.2.0, the grindability fix; lotus calls it
+    /// `StackedDrgWindow*V1_1`, filecoin-proofs-api `StackedDrgWindow*V1_2`.
+    pub window: RegisteredPoStProof,
+    pub update: RegisteredUpdateProof,
+}
+
+impl SectorSize {
+    pub fn bytes(self) -> u64 {
+        match self {
+            SectorSize::Kib2 => SECTOR_SIZE_2_KIB,
+            SectorSize::Mib8 => SECTOR_SIZE_8_MIB,
+            SectorSize::Mib512 => SECTOR_SIZE_512_MIB,
+        }
+    }
+
+    pub fn from_bytes(bytes: u64) -> Result<Self> {
+        [SectorSize::Kib2, SectorSize::Mib8, SectorSize::Mib512]
+            .into_iter()
+            .find(|size| size.bytes() == bytes)
+            .ok_or_else(|| anyhow::anyhow!("unsupported sector size {bytes} bytes"))
+    }
+
+    pub fn kinds(self) -> ProofKinds {
+        use RegisteredPoStProof as PoSt;
+        use RegisteredSealProof as Seal;
+        use RegisteredUpdateProof as Update;
+        let (seal, winning, window, update) = match self {
+            SectorSize::Kib2 => (
+                Seal::StackedDrg2KiBV1_1,
+                PoSt::StackedDrgWinning2KiBV1,
+                PoSt::StackedDrgWindow2KiBV1_2,
+                Update::StackedDrg2KiBV1,
+            ),
+            SectorSize::Mib8 => (
+                Seal::StackedDrg8MiBV1_1,
+                PoSt::StackedDrgWinning8MiBV1,
+                PoSt::StackedDrgWindow8MiBV1_2,
+                Update::StackedDrg8MiBV1,
+            ),
+            SectorSize::Mib512 => (
+                Seal::StackedDrg512MiBV1_1,
+                PoSt::StackedDrgWinning512MiBV1,
+                PoSt::StackedDrgWindow512MiBV1_2,
+                Update::StackedDrg512MiBV1,
+            ),
+        };
+        ProofKinds {
+            seal,
+            winning,
+            window,
+            update,
+        }
+    }
+}
+
+/// The number filecoin-proofs-api registers a V1_1 seal proof under.
+pub fn seal_proof_number(seal: RegisteredSealProof) -> Result<u64> {
+    use RegisteredSealProof::*;
+    Ok(match seal {
+        StackedDrg2KiBV1_1 => 5,
+        StackedDrg8MiBV1_1 => 6,
+        StackedDrg512MiBV1_1 => 7,
+        other => anyhow::bail!("{other:?} is not a V1_1 seal proof this tool makes"),
+    })
+}
+
+/// The porep_id: the registered proof's number as a little-endian u64 in
+/// bytes 0..8, a zero nonce in bytes 8..16, zeros after.
+pub fn porep_id(seal: RegisteredSealProof) -> Result<[u8; 32]> {
+    let mut id = [0u8; 32];
+    id[..8].copy_from_slice(&seal_proof_number(seal)?.to_le_bytes());
+    Ok(id)
+}
+
+/// The PoRep configuration, built the way filecoin-proofs' tests build it
+/// and checked against filecoin-proofs-api's registry, so that a mismatch
+/// in the porep_id or API version cannot pass unnoticed.
+pub fn porep_config(seal: RegisteredSealProof) -> Result<PoRepConfig> {
+    let size = u64::from(seal.sector_size());
+    let config = PoRepConfig::new_groth16(size, porep_id(seal)?, ApiVersion::V1_1_0);
+    let registry = seal.as_v1_config();
+    ensure!(
+        config.porep_id == registry.porep_id
+            && config.api_version == registry.api_version
+            && config.partitions.0 == registry.partitions.0,
+        "the PoRep config for {seal:?} differs from filecoin-proofs-api's registry"
+    );
+    Ok(config)
+}
+
+/// The prover id lotus and Curio derive from a miner id: the id's unsigned
+/// LEB128 encoding (the payload of its `f0` address), left-aligned in 32
+/// bytes.
+pub fn prover_id(miner_id: u64) -> ProverId {
+    let mut id = [0u8; 32];
+    let mut rest = miner_id;
+    for byte in id.iter_mut() {
+        *byte = (rest & 0x7f) as u8;
+        rest >>= 7;
+        if rest == 0 {
+            break;
+        }
+        *byte |= 0x80;
+    }
+    id
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prover_id_is_leb128() {
+        assert_eq!(prover_id(0)[..2], [0x00, 0x00]);
+        assert_eq!(prover_id(1000)[..3], [0xe8, 0x07, 0x00]);
+        assert_eq!(prover_id(127)[..2], [0x7f, 0x00]);
+        assert_eq!(prover_id(128)[..3], [0x80, 0x01, 0x00]);
+    }
+
+    #[test]
+    fn porep_ids_match_the_registry() {
+        for size in [SectorSize::Kib2, SectorSize::Mib8, SectorSize::Mib512] {
+            let seal = size.kinds().seal;
+            assert_eq!(porep_id(seal).unwrap(), seal.as_v1_config().porep_id);
+            assert_eq!(u64::from(seal.sector_size()), size.bytes());
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! `fil-fixtures`: seals a small Filecoin sector offline with filecoin-proofs
+//! 19.1 and writes the inputs a Groth16 prover receives for it (PoRep C1,
+//! WinningPoSt and WindowPoSt vanilla proofs, SnapDeals partition proofs)
+//! with what a verifier needs, then checks them. See README.md.
+
+#![forbid(unsafe_code)]
+
+mod check;
+mod draws;
+mod fixture;
+mod kinds;
+mod make;
+mod post;
+mod seal;
+mod snap;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+
+use crate::kinds::SectorSize;
+use crate::make::MakeOptions;
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Makes Filecoin proof inputs from a sector sealed offline"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Seal a sector, write its fixture directory and check it.
+    Make(MakeArgs),
+    /// Verify the vanilla proofs of a fixture directory against its meta.json.
+    Check(CheckArgs),
+}
+
+#[derive(Args)]
+struct MakeArgs {
+    #[arg(long, value_enum)]
+    sector_size: SectorSize,
+    /// Every random value (data, ticket, seed, sector id, randomness) derives from it.
+    #[arg(long)]
+    seed: u64,
+    /// The fixture directory; replaced if it exists.
+    #[arg(long)]
+    out: PathBuf,
+    #[arg(long, default_value_t = 1000)]
+    miner_id: u64,
+    #[command(flatten)]
+    work: WorkArgs,
+    /// Keep the sealed sector's files (replica, caches) in the work directory.
+    #[arg(long)]
+    keep_sector: bool,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    /// The fixture directory.
+    #[arg(long)]
+    dir: PathBuf,
+    #[command(flatten)]
+    work: WorkArgs,
+}
+
+#[derive(Args)]
+struct WorkArgs {
+    /// Scratch space: the SDR parent cache, an (empty) parameter cache and
+    /// the sector being sealed. Defaults to $TMPDIR/fil-fixtures.
+    #[arg(long)]
+    work: Option<PathBuf>,
+}
+
+impl WorkArgs {
+    fn dir(&self) -> PathBuf {
+        self.work
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("fil-fixtures"))
+    }
+}
+
+/// Points filecoin-proofs' caches into the work directory. Its settings are
+/// read once, on first use, so this runs before any proof code.
+fn use_work_dir(work: &Path) -> Result<()> {
+    for (var, sub) in [
+        ("FIL_PROOFS_PARENT_CACHE", "parent-cache"),
+        ("FIL_PROOFS_PARAMETER_CACHE", "parameters"),
+    ] {
+        let dir = work.join(sub);
+        fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        std::env::set_var(var, &dir);
+    }
+    Ok(())
+}
+
+fn main() -> Result<()> {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    match Cli::parse().command {
+        Command::Make(args) => {
+            let work = args.work.dir();
+            use_work_dir(&work)?;
+            let opts = MakeOptions {
+                size: args.sector_size,
+                seed: args.seed,
+                miner_id: args.miner_id,
+                sector_dir: work.join(format!("sector-{}-{}", args.sector_size.bytes(), args.seed)),
+                out: args.out,
+                keep_sector: args.keep_sector,
+            };
+            make::make(&opts)?;
+            check::check_fixture(&opts.out).context("self-check of the written fixture")?;
+            eprintln!("wrote and checked {}", opts.out.display());
+        }
+        Command::Check(args) => {
+            use_work_dir(&args.work.dir())?;
+            check::check_fixture(&args.dir)?;
+            eprintln!("{} checks out", args.dir.display());
+        }
+    }
+    Ok(())
+}
