@@ -175,6 +175,8 @@ impl Metrics {
         metrics.register_all()
     }
 
+    /// Registers every metric: the ones events update here, then the
+    /// state ones.
     fn register_all(mut self) -> Self {
         let r = &mut self.registry;
         r.register(
@@ -212,6 +214,12 @@ impl Metrics {
             "Per partition: synthesis, preamble, lock_wait, kernel, epilogue",
             self.stage_seconds.clone(),
         );
+        self.register_state()
+    }
+
+    /// The gauges (and lock counters) set from a [`Gauges`] snapshot.
+    fn register_state(mut self) -> Self {
+        let r = &mut self.registry;
         r.register(
             "jobs_queued",
             "Jobs waiting in the daemon's queue",
