@@ -14,7 +14,8 @@ use cuzk_engine::{
     RequestProof,
 };
 use cuzk_pipeline::{
-    partition_seed, synthesize_with, Partition, PipelineError, ShapeCache, SynthesisMode, Workload,
+    partition_seed, synthesize_source, synthesize_with, CircuitSource, Partition, PipelineError,
+    ShapeCache, SynthesisMode, Workload,
 };
 use rayon::prelude::*;
 use supraseal_c2::monotonic_ns;
@@ -61,6 +62,10 @@ pub struct RunArgs {
     /// Verify every request proof (batch verification) before counting it
     #[arg(long)]
     pub verify: bool,
+    #[command(flatten)]
+    pub fil: crate::filecoin::KindArgs,
+    #[command(flatten)]
+    pub input: crate::filecoin::InputArgs,
 }
 
 /// `cuzk bench`.
@@ -127,6 +132,9 @@ pub enum BenchError {
         #[source]
         source: EngineError,
     },
+    /// The Filecoin request could not be built.
+    #[error("bad Filecoin request")]
+    Filecoin(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// An output file could not be written.
     #[error("cannot write {}", path.display())]
     Write {
@@ -143,6 +151,11 @@ pub enum BenchError {
 pub struct Plan {
     /// What each partition proves.
     pub workload: Workload,
+    /// A Filecoin request (`--kind`): every request of the run proves it
+    /// again, instead of `workload`.
+    pub filecoin: Option<Arc<cuzk_filecoin::FilecoinRequest>>,
+    /// The parameter directory of a Filecoin run.
+    pub param_dir: PathBuf,
     /// Requests per run.
     pub requests: usize,
     /// Partitions per request.
@@ -184,10 +197,27 @@ impl Plan {
             .or(bench.workload.as_deref())
             .unwrap_or("sha-chain");
         let size = run.size.or(bench.size).unwrap_or(4);
+        let param_dir = cuzk_filecoin::params::parameter_dir(run.fil.param_dir.as_deref());
+        let filecoin = match run.fil.kind {
+            None => None,
+            Some(_) => {
+                cuzk_filecoin::params::point_filecoin_proofs_at(&param_dir)
+                    .map_err(|e| BenchError::Filecoin(Box::new(e)))?;
+                let request =
+                    crate::filecoin::request(&run.fil, &run.input).map_err(BenchError::Filecoin)?;
+                Some(Arc::new(request))
+            }
+        };
+        let partitions = match &filecoin {
+            Some(request) => request.partitions().count(),
+            None => run.partitions.or(bench.partitions).unwrap_or(10),
+        };
         let plan = Self {
             workload: Workload::new(name, size).map_err(BenchError::Workload)?,
+            filecoin,
+            param_dir,
             requests: run.requests.or(bench.requests).unwrap_or(1),
-            partitions: run.partitions.or(bench.partitions).unwrap_or(10),
+            partitions,
             params: run.params.clone().or(bench.params.clone()),
             cached_synthesis: run.cached_synthesis || bench.cached_synthesis.unwrap_or(false),
             engine: EngineConfig {
@@ -216,8 +246,26 @@ impl Plan {
         Ok(plan)
     }
 
+    /// What the run proves: the workload, or the Filecoin circuit.
+    pub fn label(&self) -> String {
+        match &self.filecoin {
+            Some(request) => request.id().to_string(),
+            None => self.workload.to_string(),
+        }
+    }
+
     /// Loads the parameters file, or generates parameters (slow, once).
     pub fn proving_key(&self) -> Result<Arc<ProvingKey>, Box<dyn std::error::Error>> {
+        if let Some(request) = &self.filecoin {
+            let started = Instant::now();
+            let params = cuzk_filecoin::params::load(request.id(), &self.param_dir)?;
+            eprintln!(
+                "loaded {}'s parameters in {:.1} s",
+                request.id(),
+                started.elapsed().as_secs_f64()
+            );
+            return Ok(Arc::new(ProvingKey::new(&params)?));
+        }
         let key = match &self.params {
             Some(path) => {
                 let loaded = crate::keys::load(path)?;
@@ -246,13 +294,18 @@ impl Plan {
             return Ok(());
         }
         let started = Instant::now();
-        let shape = self
-            .shapes
-            .get(self.workload)
-            .map_err(BenchError::Workload)?;
+        let shape = match &self.filecoin {
+            Some(request) => {
+                let source: &dyn CircuitSource = &**request;
+                self.shapes
+                    .get_or_compile(&source.circuit_key(), || source.compile())
+            }
+            None => self.shapes.get(self.workload),
+        }
+        .map_err(BenchError::Workload)?;
         eprintln!(
-            "warm-up: {}'s shape compiled in {:.2} s ({} constraints, {:.0} MiB; once per workload, not measured)",
-            self.workload,
+            "warm-up: {}'s shape compiled in {:.2} s ({} constraints, {:.0} MiB; once per circuit, not measured)",
+            self.label(),
             started.elapsed().as_secs_f64(),
             shape.num_constraints(),
             shape.heap_bytes() as f64 / f64::from(1 << 20)
@@ -273,13 +326,11 @@ impl Plan {
             .into_par_iter()
             .map(|j| {
                 let seed = partition_seed(0, self.partitions, j);
-                synthesize_with(
-                    self.engine.synthesis,
-                    &self.shapes,
-                    self.workload,
-                    seed,
-                    None,
-                )
+                let mode = self.engine.synthesis;
+                match &self.filecoin {
+                    Some(request) => synthesize_source(mode, &self.shapes, &**request, j, None),
+                    None => synthesize_with(mode, &self.shapes, self.workload, seed, None),
+                }
                 .map(Arc::new)
                 .map_err(|source| BenchError::Synthesis {
                     partition: j,
@@ -367,7 +418,7 @@ pub fn measure(
     let engine = Engine::with_shapes(config.clone(), Arc::clone(&plan.shapes))
         .map_err(BenchError::Engine)?;
     // Unmeasured, as a long-running prover does it once at start.
-    if cached.is_none() {
+    if cached.is_none() && plan.filecoin.is_none() {
         engine.prepare(plan.workload).map_err(BenchError::Engine)?;
     }
     let started_ns = monotonic_ns();
@@ -396,7 +447,14 @@ pub fn measure(
 }
 
 fn request(plan: &Plan, key: &Arc<ProvingKey>, r: u64) -> ProofRequest {
-    ProofRequest::new(plan.workload, Arc::clone(key), r, plan.partitions)
+    match &plan.filecoin {
+        Some(request) => ProofRequest {
+            // The warm-up proves only the first partition(s).
+            partitions: plan.partitions,
+            ..ProofRequest::from_source(request.clone(), Arc::clone(key))
+        },
+        None => ProofRequest::new(plan.workload, Arc::clone(key), r, plan.partitions),
+    }
 }
 
 /// Waits for every request, drawing `\rN/M partitions` on stderr when it

@@ -6,6 +6,7 @@
 mod bench;
 mod client;
 mod config;
+mod filecoin;
 mod keys;
 mod report;
 mod serve;
@@ -28,7 +29,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Generate random parameters for a workload (a test setup, not a ceremony).
+    /// Generate random parameters for a workload or a Filecoin proof kind (a test setup, not a ceremony).
     Setup(single::SetupArgs),
     /// Prove every partition of one request and write the request proof.
     Prove(single::ProveArgs),

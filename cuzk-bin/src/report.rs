@@ -183,7 +183,7 @@ impl BenchReport {
         let wall_s = measurement.wall_ns as f64 / NS_PER_S;
         let latency = cuzk_engine::metrics::median(measurement.latencies_ns.clone());
         Self {
-            workload: plan.workload.to_string(),
+            workload: plan.label(),
             backend: measurement.backend.clone(),
             requests: plan.requests,
             partitions: plan.partitions,

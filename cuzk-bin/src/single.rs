@@ -7,7 +7,7 @@ use std::time::Instant;
 use clap::Args;
 use cuzk_pipeline::{partition_seed, Workload};
 
-use crate::{keys, CliResult};
+use crate::{filecoin, keys, CliResult};
 
 /// Which circuit: the workload family and its size.
 #[derive(Args, Clone, Debug)]
@@ -33,7 +33,9 @@ pub struct SetupArgs {
     workload: WorkloadArgs,
     /// Where to write the parameters (bellperson's .params format).
     #[arg(long)]
-    params: PathBuf,
+    params: Option<PathBuf>,
+    #[command(flatten)]
+    fil: filecoin::KindArgs,
 }
 
 /// One request and the parameters it is proved with: what `prove` and
@@ -44,21 +46,26 @@ pub struct RequestArgs {
     workload: WorkloadArgs,
     /// Parameters file written by `cuzk setup` (or bellperson).
     #[arg(long)]
-    params: PathBuf,
+    params: Option<PathBuf>,
     /// Partitions in the request.
     #[arg(long, default_value_t = 1)]
     partitions: usize,
     /// Request number: partition j uses seed request*partitions + j.
     #[arg(long, default_value_t = 0)]
     request: u64,
+    #[command(flatten)]
+    fil: filecoin::KindArgs,
+    #[command(flatten)]
+    input: filecoin::InputArgs,
 }
 
 impl RequestArgs {
-    fn resolve(&self) -> Result<Workload, Box<dyn std::error::Error>> {
+    fn resolve(&self) -> Result<(Workload, &PathBuf), Box<dyn std::error::Error>> {
         if self.partitions == 0 {
             return Err("--partitions must be at least 1".into());
         }
-        Ok(self.workload.resolve()?)
+        let params = self.params.as_ref().ok_or("--params is missing")?;
+        Ok((self.workload.resolve()?, params))
     }
 }
 
@@ -87,14 +94,18 @@ pub struct VerifyArgs {
 
 /// `cuzk setup`.
 pub fn setup(args: &SetupArgs) -> CliResult {
+    if args.fil.kind.is_some() {
+        return filecoin::setup(&args.fil).map_err(widen);
+    }
+    let path = args.params.as_ref().ok_or("--params is missing")?;
     let workload = args.workload.resolve()?;
     let started = Instant::now();
     eprintln!("generating parameters for {workload} ...");
     let params = cuzk_pipeline::setup(workload)?;
-    params.write_file(&args.params)?;
+    params.write_file(path)?;
     eprintln!(
         "wrote {} ({} constraints in the domain, {} aux variables) in {:.1} s",
-        args.params.display(),
+        path.display(),
         params.h.len() + 1,
         params.l.len(),
         started.elapsed().as_secs_f64()
@@ -105,8 +116,11 @@ pub fn setup(args: &SetupArgs) -> CliResult {
 /// `cuzk prove`.
 pub fn prove(args: &ProveArgs) -> CliResult {
     let req = &args.request;
-    let workload = req.resolve()?;
-    let key = keys::load(&req.params)?;
+    if req.fil.kind.is_some() {
+        return filecoin::prove(&req.fil, &req.input, &args.out, &args.backend).map_err(widen);
+    }
+    let (workload, params) = req.resolve()?;
+    let key = keys::load(params)?;
     let lock = supraseal_c2::GpuLock::with_backend(0, args.backend.parse()?)?;
     let started = Instant::now();
     let mut proofs = Vec::with_capacity(req.partitions);
@@ -143,17 +157,25 @@ pub fn prove(args: &ProveArgs) -> CliResult {
 /// `cuzk verify`.
 pub fn verify(args: &VerifyArgs) -> CliResult {
     let req = &args.request;
-    let workload = req.resolve()?;
+    if req.fil.kind.is_some() {
+        return filecoin::verify(&req.fil, &req.input, &args.proof).map_err(widen);
+    }
+    let (workload, params) = req.resolve()?;
     let bytes = std::fs::read(&args.proof)
         .map_err(|e| format!("cannot read proof {}: {e}", args.proof.display()))?;
     let proofs = cuzk_pipeline::decode_request_proof(&bytes, req.partitions)?;
-    let vk = keys::load_verifying_key(&req.params)?;
+    let vk = keys::load_verifying_key(params)?;
     cuzk_pipeline::verify_request(&vk, workload, req.request, &proofs)?;
     println!(
         "ok: {} partition proofs of {workload} request {} verify",
         req.partitions, req.request
     );
     Ok(())
+}
+
+/// A thread-safe error as the CLI's error type.
+fn widen(e: filecoin::AnyError) -> Box<dyn std::error::Error> {
+    e
 }
 
 fn total_prove_ns(t: &supraseal_c2::PhaseTimings) -> u64 {

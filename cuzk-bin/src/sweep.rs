@@ -139,7 +139,7 @@ fn table(plan: &Plan, rows: &[SweepRow]) -> String {
     let _ = writeln!(
         out,
         "{}: {} request(s) × {} partitions{}",
-        plan.workload,
+        plan.label(),
         plan.requests,
         plan.partitions,
         if plan.cached_synthesis {

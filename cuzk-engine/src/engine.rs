@@ -331,7 +331,7 @@ fn check_synthesized(
     let stranger = partitions
         .iter()
         .enumerate()
-        .position(|(j, p)| p.workload != request.workload || p.seed != request.seed(j));
+        .position(|(j, p)| p.workload != request.workload() || p.seed != request.seed(j));
     match stranger {
         Some(partition) => Err(EngineError::SynthesizedMismatch { partition }),
         None => Ok(()),

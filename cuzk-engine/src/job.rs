@@ -8,7 +8,7 @@ use supraseal_c2::monotonic_ns;
 
 use crate::engine::Shared;
 use crate::queue::Rank;
-use crate::{EngineError, PartitionRecord, ProofRequest, RequestProof};
+use crate::{EngineError, PartitionRecord, ProofRequest, RequestCircuits, RequestProof};
 
 /// A request in flight: the partitions proven so far, or its outcome.
 pub(crate) struct Job {
@@ -77,8 +77,8 @@ impl Job {
         }
         let (proofs, partitions) = done.drain(..).flatten().unzip();
         *state = JobState::Finished(Ok(RequestProof {
-            workload: self.request.workload,
-            request: self.request.request,
+            workload: self.request.workload(),
+            request: self.request.request_number(),
             proofs,
             partitions,
             submitted_ns: self.submitted_ns,
@@ -119,12 +119,15 @@ impl Job {
     /// Checks a proven request against its verifying key.
     fn verify(&self, mut proof: RequestProof) -> Result<RequestProof, EngineError> {
         let request = &self.request;
-        cuzk_pipeline::verify_request(
-            request.key.pvk(),
-            request.workload,
-            request.request,
-            &proof.proofs,
-        )
+        let pvk = request.key.pvk();
+        match &request.circuits {
+            RequestCircuits::Workload { workload, request } => {
+                cuzk_pipeline::verify_request(pvk, *workload, *request, &proof.proofs)
+            }
+            RequestCircuits::Source(source) => {
+                cuzk_pipeline::verify_source_request(pvk, &**source, &proof.proofs)
+            }
+        }
         .map_err(EngineError::Verify)?;
         proof.verified = true;
         Ok(proof)

@@ -92,4 +92,4 @@ pub use engine::Engine;
 pub use error::EngineError;
 pub use job::JobHandle;
 pub use metrics::MetricsSnapshot;
-pub use request::{PartitionRecord, ProofRequest, ProvingKey, RequestProof};
+pub use request::{PartitionRecord, ProofRequest, ProvingKey, RequestCircuits, RequestProof};

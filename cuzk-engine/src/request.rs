@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use bellperson_lite::{Parameters, PreparedVerifyingKey, Proof};
-use cuzk_pipeline::{encode_request_proof, partition_seed, Workload};
+use cuzk_pipeline::{encode_request_proof, partition_seed, SharedSource, Workload};
 use supraseal_c2::{PhaseTimings, Srs};
 
 use crate::EngineError;
@@ -50,16 +50,29 @@ impl fmt::Debug for ProvingKey {
     }
 }
 
-/// One proof request: `partitions` partitions of `workload`, partition `j`
-/// with seed [`partition_seed`]`(request, partitions, j)`.
+/// What a request's partitions are instances of.
+#[derive(Clone, Debug)]
+pub enum RequestCircuits {
+    /// A synthetic workload: partition `j` of request `request` has seed
+    /// [`partition_seed`]`(request, partitions, j)`.
+    Workload {
+        /// The circuit family and size.
+        workload: Workload,
+        /// The request number, the base of its partitions' seeds.
+        request: u64,
+    },
+    /// A circuit source (a Filecoin proof request): partition `j` is its
+    /// partition `j`, and its seed is `j`.
+    Source(SharedSource),
+}
+
+/// One proof request: `partitions` partitions of one circuit.
 #[derive(Clone, Debug)]
 pub struct ProofRequest {
-    /// The circuit family and size.
-    pub workload: Workload,
+    /// What the partitions are.
+    pub circuits: RequestCircuits,
     /// The key every partition is proven with.
     pub key: Arc<ProvingKey>,
-    /// The request number, the base of its partitions' seeds.
-    pub request: u64,
     /// How many partitions (Filecoin's PoRep has 10).
     pub partitions: usize,
     /// Higher goes first; among equals, the older job goes first.
@@ -67,13 +80,23 @@ pub struct ProofRequest {
 }
 
 impl ProofRequest {
-    /// A request of priority 0.
+    /// A request of `partitions` partitions of `workload`, priority 0.
     pub fn new(workload: Workload, key: Arc<ProvingKey>, request: u64, partitions: usize) -> Self {
         Self {
-            workload,
+            circuits: RequestCircuits::Workload { workload, request },
             key,
-            request,
             partitions,
+            priority: 0,
+        }
+    }
+
+    /// A request for every partition of `source`, priority 0; `key` must be
+    /// its circuit's.
+    pub fn from_source(source: SharedSource, key: Arc<ProvingKey>) -> Self {
+        Self {
+            partitions: source.partitions(),
+            circuits: RequestCircuits::Source(source),
+            key,
             priority: 0,
         }
     }
@@ -83,9 +106,30 @@ impl ProofRequest {
         Self { priority, ..self }
     }
 
+    /// The workload, for a synthetic request.
+    pub fn workload(&self) -> Option<Workload> {
+        match &self.circuits {
+            RequestCircuits::Workload { workload, .. } => Some(*workload),
+            RequestCircuits::Source(_) => None,
+        }
+    }
+
+    /// The request number (0 for a circuit source).
+    pub fn request_number(&self) -> u64 {
+        match &self.circuits {
+            RequestCircuits::Workload { request, .. } => *request,
+            RequestCircuits::Source(_) => 0,
+        }
+    }
+
     /// The seed of partition `index`.
     pub fn seed(&self, index: usize) -> u64 {
-        partition_seed(self.request, self.partitions, index)
+        match &self.circuits {
+            RequestCircuits::Workload { request, .. } => {
+                partition_seed(*request, self.partitions, index)
+            }
+            RequestCircuits::Source(_) => index as u64,
+        }
     }
 }
 
@@ -114,8 +158,8 @@ pub struct PartitionRecord {
 /// A finished request: its partitions' proofs in order, with timings.
 #[derive(Clone, Debug)]
 pub struct RequestProof {
-    /// The workload proven.
-    pub workload: Workload,
+    /// The workload proven (`None` for a circuit source).
+    pub workload: Option<Workload>,
     /// The request number.
     pub request: u64,
     /// One proof per partition, in partition order.

@@ -10,14 +10,14 @@ use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use cuzk_pipeline::{gpu_prove, synthesize_with, Partition, PipelineError};
+use cuzk_pipeline::{gpu_prove, synthesize_source, synthesize_with, Partition, PipelineError};
 use supraseal_c2::GpuLock;
 
 use crate::engine::Shared;
 use crate::job::Job;
 use crate::metrics::{GpuWorkerId, ProveSpan, SynthSpan};
 use crate::queue::{Rank, Ranked};
-use crate::{EngineError, Fault, PartitionRecord};
+use crate::{EngineError, Fault, PartitionRecord, RequestCircuits};
 
 /// A partition still to be synthesized.
 pub(crate) struct SynthTask {
@@ -76,18 +76,19 @@ fn synthesize(shared: &Shared, worker: usize, task: SynthTask, taken_ns: u64) {
         if shared.config.fault == Some(Fault::PanicInSynthesis { seed }) {
             panic!("injected panic while synthesizing seed {seed}");
         }
-        let workload = task.job.request.workload;
         // The witness on this thread, the matrix products on the pool: a
         // pool thread never runs a long sequential witness, so it never
         // makes another partition's products wait behind one.
         let pool = Some(&shared.synth_pool);
-        synthesize_with(
-            shared.config.synthesis,
-            &shared.shapes,
-            workload,
-            seed,
-            pool,
-        )
+        let mode = shared.config.synthesis;
+        match &task.job.request.circuits {
+            RequestCircuits::Workload { workload, .. } => {
+                synthesize_with(mode, &shared.shapes, *workload, seed, pool)
+            }
+            RequestCircuits::Source(source) => {
+                synthesize_source(mode, &shared.shapes, &**source, task.index, pool)
+            }
+        }
     }));
     let partition = match settle(task.index, outcome) {
         Ok(partition) => partition,

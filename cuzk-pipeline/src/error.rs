@@ -63,6 +63,15 @@ pub enum PipelineError {
         #[source]
         source: bellperson_lite::ProofError,
     },
+    /// A circuit source (e.g. a Filecoin request) failed.
+    #[error("{circuit}")]
+    Source {
+        /// The source's circuit key.
+        circuit: String,
+        /// Its error.
+        #[source]
+        source: crate::SourceError,
+    },
     /// A partition's proof does not verify.
     #[error("partition {partition} (seed {seed}) does not verify")]
     Rejected {

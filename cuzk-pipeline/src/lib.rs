@@ -23,6 +23,7 @@
 
 mod error;
 mod partition;
+mod source;
 mod synthesis;
 mod verify;
 pub mod workload;
@@ -31,6 +32,9 @@ pub use error::PipelineError;
 pub use partition::{
     check_params, gpu_prove, gpu_prove_with, setup, synthesize_partition, Partition, PartitionProof,
 };
+pub use source::{synthesize_source, CircuitSource, SharedSource, SourceError};
 pub use synthesis::{synthesize_compiled, synthesize_with, ShapeCache, SynthesisMode, Witness};
-pub use verify::{decode_request_proof, encode_request_proof, verify_request};
+pub use verify::{
+    decode_request_proof, encode_request_proof, verify_request, verify_source_request,
+};
 pub use workload::{partition_seed, NativeWitness, Workload, WorkloadCircuit};

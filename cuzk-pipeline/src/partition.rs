@@ -11,9 +11,10 @@ use crate::{PipelineError, Workload};
 
 /// A synthesized partition, ready for the prover.
 pub struct Partition {
-    /// Its workload.
-    pub workload: Workload,
-    /// Its seed.
+    /// Its workload; `None` for a partition of a
+    /// [`CircuitSource`](crate::CircuitSource).
+    pub workload: Option<Workload>,
+    /// Its seed (a source's partition: its index).
     pub seed: u64,
     /// The recorded evaluations, assignments and densities.
     pub assignment: ProvingAssignment,
@@ -43,7 +44,7 @@ pub struct PartitionProof {
 
 /// Synthesizes the `workload` circuit for `seed` on the calling thread.
 pub fn synthesize_partition(workload: Workload, seed: u64) -> Result<Partition, PipelineError> {
-    Partition::timed(workload, seed, || {
+    Partition::timed(Some(workload), seed, || {
         Ok((ProvingAssignment::synthesize(workload.circuit(seed))?, None))
     })
 }
@@ -51,7 +52,7 @@ pub fn synthesize_partition(workload: Workload, seed: u64) -> Result<Partition, 
 impl Partition {
     /// Runs `synthesize` between two instants of the shared clock.
     pub(crate) fn timed(
-        workload: Workload,
+        workload: Option<Workload>,
         seed: u64,
         synthesize: impl FnOnce() -> Result<
             (ProvingAssignment, Option<bellperson_lite::SynthesisTimings>),
@@ -117,7 +118,10 @@ pub fn check_params(params: &Parameters, partition: &Partition) -> Result<(), Pi
     params
         .check_shape(&partition.assignment)
         .map_err(|source| PipelineError::ParamsMismatch {
-            workload: partition.workload.to_string(),
+            workload: match partition.workload {
+                Some(w) => w.to_string(),
+                None => "a circuit source".to_owned(),
+            },
             source,
         })
 }

@@ -71,7 +71,11 @@ type ShapeSlot = Arc<OnceLock<Result<Arc<CompiledShape>, Arc<CompiledError>>>>;
 #[derive(Default)]
 pub struct ShapeCache {
     slots: Mutex<HashMap<Workload, ShapeSlot>>,
+    /// Shapes of circuit sources, by circuit key.
+    named: Mutex<HashMap<String, NamedSlot>>,
 }
+
+type NamedSlot = Arc<OnceLock<Result<Arc<CompiledShape>, String>>>;
 
 impl std::fmt::Debug for ShapeCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -111,9 +115,35 @@ impl ShapeCache {
         })
     }
 
-    /// Workloads compiled so far.
+    /// The compiled shape of the circuit called `key`, compiled by
+    /// `compile` on first use (once, however many callers ask meanwhile).
+    pub fn get_or_compile(
+        &self,
+        key: &str,
+        compile: impl FnOnce() -> Result<CompiledShape, crate::SourceError>,
+    ) -> Result<Arc<CompiledShape>, PipelineError> {
+        let slot = self.named.lock().entry(key.to_owned()).or_default().clone();
+        let compiled = slot.get_or_init(|| {
+            let started = Instant::now();
+            let shape = compile().map_err(|e| format!("cannot compile its shape: {e}"))?;
+            log::info!(
+                "compiled {key}: {} constraints, {} non-zero terms, {:.1} MiB, {:.2} s",
+                shape.num_constraints(),
+                shape.nnz(),
+                shape.heap_bytes() as f64 / (1 << 20) as f64,
+                started.elapsed().as_secs_f64()
+            );
+            Ok(Arc::new(shape))
+        });
+        compiled.clone().map_err(|e| PipelineError::Source {
+            circuit: key.to_owned(),
+            source: e.into(),
+        })
+    }
+
+    /// Workloads and circuits compiled so far.
     pub fn len(&self) -> usize {
-        self.slots.lock().len()
+        self.slots.lock().len() + self.named.lock().len()
     }
 
     /// True when nothing was compiled yet.
@@ -158,7 +188,7 @@ pub fn synthesize_compiled(
     witness: Witness,
     pool: Option<&rayon::ThreadPool>,
 ) -> Result<Partition, PipelineError> {
-    Partition::timed(workload, seed, || {
+    Partition::timed(Some(workload), seed, || {
         let started = Instant::now();
         let native = match witness {
             Witness::Native => workload.native_witness(seed),

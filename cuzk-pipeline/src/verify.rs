@@ -1,6 +1,7 @@
 //! Checking a request's proof: every partition against its native inputs.
 
 use bellperson_lite::{PreparedVerifyingKey, Proof, PROOF_BYTES};
+use blstrs::Scalar;
 
 use crate::{partition_seed, PipelineError, Workload};
 
@@ -44,13 +45,43 @@ pub fn verify_request(
         .map(|j| partition_seed(request, partitions, j))
         .collect();
     let inputs: Vec<_> = seeds.iter().map(|&s| workload.public_inputs(s)).collect();
+    verify_partitions(pvk, proofs, &inputs, &seeds)
+}
+
+/// Verifies every partition proof of a request of `source` against the
+/// public inputs the source computes (as its verifier does). Fails naming
+/// the first partition that does not verify.
+pub fn verify_source_request(
+    pvk: &PreparedVerifyingKey,
+    source: &dyn crate::CircuitSource,
+    proofs: &[Proof],
+) -> Result<(), PipelineError> {
+    let inputs = (0..proofs.len())
+        .map(|j| source.public_inputs(j))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source_error| PipelineError::Source {
+            circuit: source.circuit_key(),
+            source: source_error,
+        })?;
+    let seeds: Vec<u64> = (0..proofs.len() as u64).collect();
+    verify_partitions(pvk, proofs, &inputs, &seeds)
+}
+
+/// Batch-verifies `proofs` against `inputs`; on failure names the first
+/// partition (and its seed) that does not verify.
+fn verify_partitions(
+    pvk: &PreparedVerifyingKey,
+    proofs: &[Proof],
+    inputs: &[Vec<Scalar>],
+    seeds: &[u64],
+) -> Result<(), PipelineError> {
     let refs: Vec<&Proof> = proofs.iter().collect();
     let mut rng = rand::thread_rng();
-    if bellperson_lite::verify_proofs_batch(pvk, &mut rng, &refs, &inputs)? {
+    if bellperson_lite::verify_proofs_batch(pvk, &mut rng, &refs, inputs)? {
         return Ok(());
     }
     // The batch failed: find the first partition to blame.
-    for (partition, (proof, input)) in proofs.iter().zip(&inputs).enumerate() {
+    for (partition, (proof, input)) in proofs.iter().zip(inputs).enumerate() {
         if !bellperson_lite::verify_proof(pvk, proof, input)? {
             return Err(PipelineError::Rejected {
                 partition,

@@ -1,0 +1,243 @@
+//! `cuzk setup|prove|verify --kind porep|winning-post|window-post|snap-deals`:
+//! Filecoin proofs from the inputs lotus and Curio hand over, with
+//! parameters under filecoin-proofs' names in a parameter directory.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+use cuzk_filecoin::{
+    params, prover_id, CircuitId, FilecoinRequest, PostInputs, ProofKind, SealIds, SectorSize,
+    UpdateCommitments,
+};
+
+/// An error that can cross threads (the bench synthesizes in parallel).
+pub type AnyError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What the subcommands return.
+pub type CliResult = Result<(), AnyError>;
+
+/// The Filecoin proof kind and where its parameters are.
+#[derive(Args, Clone, Debug, Default)]
+pub struct KindArgs {
+    /// A Filecoin proof kind (porep, winning-post, window-post, snap-deals)
+    /// instead of a synthetic workload.
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Sector size: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB (PoRep: taken from the
+    /// C1 output when it names one).
+    #[arg(long)]
+    pub sector_size: Option<String>,
+    /// Parameter directory (default: $FIL_PROOFS_PARAMETER_CACHE, else
+    /// /var/tmp/filecoin-proof-parameters/).
+    #[arg(long)]
+    pub param_dir: Option<PathBuf>,
+}
+
+/// A Filecoin request's inputs.
+#[derive(Args, Clone, Debug, Default)]
+pub struct InputArgs {
+    /// PoRep: the C1 output (filecoin-proofs' JSON, filecoin-proofs-api's,
+    /// or Curio's wrapper).
+    #[arg(long)]
+    pub c1: Option<PathBuf>,
+    /// PoSt: a sector's vanilla proof (bincode), once per sector; SnapDeals:
+    /// a partition proof, once per partition, in order.
+    #[arg(long = "vanilla")]
+    pub vanilla: Vec<PathBuf>,
+    /// The miner id (its LEB128 form is the prover id).
+    #[arg(long)]
+    pub miner_id: Option<u64>,
+    /// PoRep: the sector number (default: the C1 wrapper's SectorNum).
+    #[arg(long)]
+    pub sector_id: Option<u64>,
+    /// PoSt: the randomness, 64 hex digits.
+    #[arg(long)]
+    pub randomness: Option<String>,
+    /// WindowPoSt: the partition index.
+    #[arg(long, default_value_t = 0)]
+    pub partition_index: usize,
+    /// SnapDeals: comm_r_old, 64 hex digits.
+    #[arg(long)]
+    pub comm_r_old: Option<String>,
+    /// SnapDeals: comm_r_new, 64 hex digits.
+    #[arg(long)]
+    pub comm_r_new: Option<String>,
+    /// SnapDeals: comm_d_new, 64 hex digits.
+    #[arg(long)]
+    pub comm_d_new: Option<String>,
+}
+
+impl KindArgs {
+    fn kind(&self) -> Result<ProofKind, AnyError> {
+        let kind = self.kind.as_deref().ok_or("--kind is missing")?;
+        Ok(kind.parse()?)
+    }
+
+    fn size(&self) -> Result<Option<SectorSize>, AnyError> {
+        Ok(match &self.sector_size {
+            Some(s) => Some(s.parse()?),
+            None => None,
+        })
+    }
+
+    fn dir(&self) -> PathBuf {
+        params::parameter_dir(self.param_dir.as_deref())
+    }
+}
+
+/// `cuzk setup --kind K --sector-size S [--param-dir D]`.
+pub fn setup(args: &KindArgs) -> CliResult {
+    let size = args.size()?.ok_or("--sector-size is missing")?;
+    let id = CircuitId::new(args.kind()?, size);
+    let dir = args.dir();
+    eprintln!(
+        "generating test parameters for {id} into {} ...",
+        dir.display()
+    );
+    let (_, report) = params::setup(id, &dir, &mut rand::thread_rng())?;
+    eprintln!(
+        "wrote {} and {} in {:.1} s",
+        report.params.display(),
+        report.vk.display(),
+        report.seconds
+    );
+    Ok(())
+}
+
+/// The request the arguments describe.
+pub fn request(kind: &KindArgs, input: &InputArgs) -> Result<FilecoinRequest, AnyError> {
+    let kind_of = kind.kind()?;
+    let size = kind.size()?;
+    let miner = input.miner_id.ok_or("--miner-id is missing")?;
+    let need_size = || size.ok_or("--sector-size is missing");
+    let vanilla = || -> Result<Vec<Vec<u8>>, AnyError> {
+        if input.vanilla.is_empty() {
+            return Err("--vanilla is missing".into());
+        }
+        input.vanilla.iter().map(|p| read(p)).collect()
+    };
+    Ok(match kind_of {
+        ProofKind::PoRep => {
+            let path = input.c1.as_ref().ok_or("--c1 is missing")?;
+            let c1 = read(path)?;
+            let sector_id = input
+                .sector_id
+                .or_else(|| FilecoinRequest::c1_sector_number(&c1))
+                .ok_or("--sector-id is missing (the C1 output does not name its sector)")?;
+            let ids = SealIds {
+                prover_id: prover_id(miner),
+                sector_id,
+            };
+            FilecoinRequest::porep(&c1, size, ids)?
+        }
+        ProofKind::WinningPoSt | ProofKind::WindowPoSt => {
+            let randomness = hex32(input.randomness.as_deref(), "--randomness")?;
+            let inputs = PostInputs {
+                randomness,
+                prover_id: prover_id(miner),
+                partition_index: input.partition_index,
+            };
+            if kind_of == ProofKind::WinningPoSt {
+                FilecoinRequest::winning_post(need_size()?, inputs, &vanilla()?)?
+            } else {
+                FilecoinRequest::window_post(need_size()?, inputs, &vanilla()?)?
+            }
+        }
+        ProofKind::SnapDeals => {
+            let comms = UpdateCommitments {
+                comm_r_old: hex32(input.comm_r_old.as_deref(), "--comm-r-old")?,
+                comm_r_new: hex32(input.comm_r_new.as_deref(), "--comm-r-new")?,
+                comm_d_new: hex32(input.comm_d_new.as_deref(), "--comm-d-new")?,
+            };
+            FilecoinRequest::snap_deals(need_size()?, comms, &vanilla()?)?
+        }
+    })
+}
+
+/// `cuzk prove --kind K ... --out FILE`: proves on one device (or the CPU)
+/// and checks the proof with filecoin-proofs' verifier before writing it.
+pub fn prove(kind: &KindArgs, input: &InputArgs, out: &Path, backend: &str) -> CliResult {
+    check_writable(out)?;
+    let dir = kind.dir();
+    params::point_filecoin_proofs_at(&dir)?;
+    let request = request(kind, input)?;
+    let id = request.id();
+    let started = Instant::now();
+    let parameters = params::load(id, &dir)?;
+    let srs = parameters.srs()?;
+    eprintln!(
+        "loaded {} in {:.1} s",
+        id.params_path(&dir)?.display(),
+        started.elapsed().as_secs_f64()
+    );
+    let lock = supraseal_c2::GpuLock::with_backend(0, backend.parse()?)?;
+    let started = Instant::now();
+    let proof = request.prove(&srs, &lock, None)?;
+    eprintln!(
+        "proved {id}: {} partitions in {:.2} s",
+        request.partitions().count(),
+        started.elapsed().as_secs_f64()
+    );
+    check_filecoin_proofs(&request, &dir, &proof)?;
+    std::fs::write(out, &proof).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    eprintln!(
+        "wrote {} ({} bytes), verified by filecoin-proofs",
+        out.display(),
+        proof.len()
+    );
+    Ok(())
+}
+
+/// `cuzk verify --kind K ... --proof FILE`: filecoin-proofs' own verifier.
+pub fn verify(kind: &KindArgs, input: &InputArgs, proof: &Path) -> CliResult {
+    params::point_filecoin_proofs_at(&kind.dir())?;
+    let request = request(kind, input)?;
+    let bytes = read(proof)?;
+    check_filecoin_proofs(&request, &kind.dir(), &bytes)?;
+    println!("ok: the {} proof verifies (filecoin-proofs)", request.id());
+    Ok(())
+}
+
+/// Runs filecoin-proofs' verifier, which reads the `.vk` from `dir` (see
+/// `params::point_filecoin_proofs_at`).
+fn check_filecoin_proofs(request: &FilecoinRequest, dir: &Path, proof: &[u8]) -> CliResult {
+    let vk = request.id().vk_path(dir)?;
+    if !vk.exists() {
+        return Err(format!("missing verifying key {}", vk.display()).into());
+    }
+    if request.verify_with_filecoin_proofs(proof)? {
+        Ok(())
+    } else {
+        Err(format!("the {} proof does not verify", request.id()).into())
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, AnyError> {
+    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()).into())
+}
+
+/// Refuses an output path whose directory does not exist, before any work.
+fn check_writable(out: &Path) -> CliResult {
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(format!(
+            "cannot write {}: no directory {}",
+            out.display(),
+            dir.display()
+        )
+        .into());
+    }
+    Ok(())
+}
+
+fn hex32(value: Option<&str>, flag: &str) -> Result<[u8; 32], AnyError> {
+    let value = value.ok_or_else(|| format!("{flag} is missing"))?;
+    let bytes = hex::decode(value.trim()).map_err(|e| format!("{flag}: not hex: {e}"))?;
+    bytes
+        .try_into()
+        .map_err(|b: Vec<u8>| format!("{flag}: {} bytes, expected 32", b.len()).into())
+}

@@ -1,0 +1,183 @@
+//! The partition circuits of one request, behind one object-safe trait.
+//!
+//! storage-proofs describes every proof kind the same way: a vanilla
+//! [`ProofScheme`] (public parameters, public inputs, one vanilla proof per
+//! partition) and a [`CompoundProof`] that turns them into a bellperson
+//! circuit per partition, a blank circuit for parameters, and the public
+//! inputs a verifier computes. [`Compound`] holds those three for any kind;
+//! [`Partitions`] erases the types so that the engine and the CLI handle
+//! every kind alike.
+
+use std::marker::PhantomData;
+
+use bellperson_lite::{AnyCircuit, CircuitV02, CompiledShape, ProvingAssignment, ShapedWitness};
+use blstrs::Scalar;
+use storage_proofs_core::compound_proof::{CircuitComponent, CompoundProof};
+use storage_proofs_core::parameter_cache::{CacheableParameters, ParameterSetMetadata};
+use storage_proofs_core::proof::ProofScheme;
+
+use crate::FilecoinError;
+
+/// The partitions of one request, whatever its kind.
+pub trait Partitions: Send + Sync {
+    /// How many partitions.
+    fn count(&self) -> usize;
+    /// Partition `k`'s circuit, synthesized in full.
+    fn synthesize(&self, k: usize) -> Result<ProvingAssignment, FilecoinError>;
+    /// Partition `k`'s witness on the compiled path of `shape` (compiled
+    /// from the blank circuit).
+    fn record_witness(
+        &self,
+        shape: &CompiledShape,
+        k: usize,
+    ) -> Result<ShapedWitness, FilecoinError>;
+    /// Partition `k`'s public inputs (without `ONE`), as filecoin-proofs'
+    /// verifier computes them.
+    fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>, FilecoinError>;
+}
+
+/// A kind's vanilla public parameters, public inputs and per-partition
+/// vanilla proofs, with its compound proof type `P` and circuit type `C`.
+pub(crate) struct Compound<S: ProofScheme<'static>, C, P> {
+    pub(crate) pub_params: S::PublicParams,
+    pub(crate) pub_inputs: S::PublicInputs,
+    pub(crate) vanilla: Vec<S::Proof>,
+    pub(crate) _types: PhantomData<fn() -> (C, P)>,
+}
+
+impl<S, C, P> Compound<S, C, P>
+where
+    S: ProofScheme<'static>,
+    S::Proof: Sync + Send,
+    S::PublicParams: ParameterSetMetadata + Sync + Send,
+    S::PublicInputs: Clone + Sync + Send,
+    C: bellperson::Circuit<Scalar> + CircuitComponent + Send,
+    P: CompoundProof<'static, S, C>,
+{
+    pub(crate) fn new(
+        pub_params: S::PublicParams,
+        pub_inputs: S::PublicInputs,
+        vanilla: Vec<S::Proof>,
+    ) -> Self {
+        Compound {
+            pub_params,
+            pub_inputs,
+            vanilla,
+            _types: PhantomData,
+        }
+    }
+
+    /// Partition `k`'s circuit, exactly as `CompoundProof::circuit_proofs`
+    /// builds it.
+    fn circuit(&self, k: usize) -> Result<CircuitV02<C>, FilecoinError> {
+        let vanilla = self.vanilla.get(k).ok_or_else(|| {
+            crate::error::bad("partition", format!("{k} of {}", self.vanilla.len()))
+        })?;
+        let circuit = P::circuit(
+            &self.pub_inputs,
+            C::ComponentPrivateInputs::default(),
+            vanilla,
+            &self.pub_params,
+            Some(k),
+        )?;
+        Ok(CircuitV02(circuit))
+    }
+}
+
+impl<S, C, P> Partitions for Compound<S, C, P>
+where
+    S: ProofScheme<'static>,
+    S::Proof: Sync + Send,
+    S::PublicParams: ParameterSetMetadata + Sync + Send,
+    S::PublicInputs: Clone + Sync + Send,
+    C: bellperson::Circuit<Scalar> + CircuitComponent + Send,
+    P: CompoundProof<'static, S, C>,
+{
+    fn count(&self) -> usize {
+        self.vanilla.len()
+    }
+
+    fn synthesize(&self, k: usize) -> Result<ProvingAssignment, FilecoinError> {
+        ProvingAssignment::synthesize(self.circuit(k)?).map_err(|e| FilecoinError::Synthesis {
+            partition: k,
+            source: e.into(),
+        })
+    }
+
+    fn record_witness(
+        &self,
+        shape: &CompiledShape,
+        k: usize,
+    ) -> Result<ShapedWitness, FilecoinError> {
+        shape
+            .record_witness(self.circuit(k)?)
+            .map_err(|source| FilecoinError::Synthesis {
+                partition: k,
+                source,
+            })
+    }
+
+    fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>, FilecoinError> {
+        Ok(P::generate_public_inputs(
+            &self.pub_inputs,
+            &self.pub_params,
+            Some(k),
+        )?)
+    }
+}
+
+/// The blank circuit and parameter-cache identifier of a kind's public
+/// parameters.
+pub(crate) struct Blank<C> {
+    pub(crate) circuit: CircuitV02<C>,
+    pub(crate) cache_id: String,
+}
+
+impl<C: bellperson::Circuit<Scalar>> Blank<C> {
+    /// From `pub_params` through the compound proof type `P`.
+    pub(crate) fn of<S, P>(pub_params: &S::PublicParams) -> Self
+    where
+        S: ProofScheme<'static>,
+        S::Proof: Sync + Send,
+        S::PublicParams: ParameterSetMetadata + Sync + Send,
+        S::PublicInputs: Clone + Sync,
+        C: CircuitComponent + Send,
+        P: CompoundProof<'static, S, C>,
+    {
+        Blank {
+            circuit: CircuitV02(P::blank_circuit(pub_params)),
+            cache_id: <P as CacheableParameters<C, S::PublicParams>>::cache_identifier(pub_params),
+        }
+    }
+}
+
+/// Erases a blank circuit's type for the callers that only compile or set
+/// up from it.
+pub(crate) trait BlankCircuit {
+    fn cache_id(&self) -> &str;
+    fn compile(self: Box<Self>) -> Result<CompiledShape, bellperson_lite::CompiledError>;
+    fn generate(
+        self: Box<Self>,
+        rng: &mut dyn rand_core::RngCore,
+    ) -> Result<bellperson_lite::Parameters, bellpepper_core::SynthesisError>;
+}
+
+impl<C> BlankCircuit for Blank<C>
+where
+    CircuitV02<C>: AnyCircuit,
+{
+    fn cache_id(&self) -> &str {
+        &self.cache_id
+    }
+
+    fn compile(self: Box<Self>) -> Result<CompiledShape, bellperson_lite::CompiledError> {
+        CompiledShape::compile(self.circuit)
+    }
+
+    fn generate(
+        self: Box<Self>,
+        mut rng: &mut dyn rand_core::RngCore,
+    ) -> Result<bellperson_lite::Parameters, bellpepper_core::SynthesisError> {
+        bellperson_lite::generate_random_parameters(self.circuit, &mut rng)
+    }
+}

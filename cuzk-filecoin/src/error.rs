@@ -1,0 +1,89 @@
+//! Why a Filecoin proof could not be made or checked.
+
+use std::path::PathBuf;
+
+/// What went wrong with a Filecoin proof request.
+#[derive(Debug, thiserror::Error)]
+pub enum FilecoinError {
+    /// The input (C1 output, vanilla proof, proof bytes) is malformed.
+    #[error("bad {what}: {reason}")]
+    BadInput {
+        /// Which input ("C1 output", "vanilla proof 2", ...).
+        what: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The inputs parse but do not prove what they claim (a tampered
+    /// vanilla proof, a C1 output for another sector size).
+    #[error("{what} does not verify for {kind} at {size}")]
+    InvalidVanilla {
+        /// Which input.
+        what: String,
+        /// The proof kind.
+        kind: crate::ProofKind,
+        /// The sector size the request names.
+        size: crate::SectorSize,
+    },
+    /// A name that is not one of the supported ones.
+    #[error("unknown {what} '{name}' (expected one of {expected})")]
+    Unknown {
+        /// "proof kind", "sector size", "registered proof".
+        what: &'static str,
+        /// The name given.
+        name: String,
+        /// The accepted names.
+        expected: String,
+    },
+    /// A parameter file that should be there is not.
+    #[error("missing parameter file {}", path.display())]
+    MissingParams {
+        /// The path looked for.
+        path: PathBuf,
+    },
+    /// Reading or writing a parameter file failed (the error names the
+    /// file).
+    #[error(transparent)]
+    Params(#[from] bellperson_lite::ParamsError),
+    /// An I/O error on a named file.
+    #[error("{}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// storage-proofs / filecoin-proofs refused (circuit construction,
+    /// public inputs, verification).
+    #[error("filecoin-proofs: {0:#}")]
+    Upstream(anyhow::Error),
+    /// Synthesis of a partition failed.
+    #[error("synthesis of partition {partition} failed")]
+    Synthesis {
+        /// The partition.
+        partition: usize,
+        /// The cause.
+        #[source]
+        source: bellperson_lite::CompiledError,
+    },
+    /// Parameter generation failed.
+    #[error("parameter generation failed")]
+    Setup(#[source] bellpepper_core::SynthesisError),
+    /// The prover failed.
+    #[error("proving failed")]
+    Prover(#[from] bellperson_lite::ProverError),
+}
+
+impl From<anyhow::Error> for FilecoinError {
+    fn from(e: anyhow::Error) -> Self {
+        FilecoinError::Upstream(e)
+    }
+}
+
+/// A `BadInput` error.
+pub(crate) fn bad(what: impl Into<String>, reason: impl ToString) -> FilecoinError {
+    FilecoinError::BadInput {
+        what: what.into(),
+        reason: reason.to_string(),
+    }
+}

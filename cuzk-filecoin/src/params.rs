@@ -1,0 +1,132 @@
+//! Filecoin parameter files: where they live and what they are called
+//! (`FIL_PROOFS_PARAMETER_CACHE`, `v28-<id>.params` / `.vk` / `.meta`), and
+//! test parameters written under those names.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use bellperson_lite::Parameters;
+
+use crate::{CircuitId, FilecoinError};
+
+/// The environment variable filecoin-proofs reads its parameter directory
+/// from.
+pub const PARAMETER_CACHE_ENV: &str = "FIL_PROOFS_PARAMETER_CACHE";
+
+/// filecoin-proofs' default parameter directory.
+pub const DEFAULT_PARAMETER_CACHE: &str = "/var/tmp/filecoin-proof-parameters/";
+
+/// `explicit`, else `$FIL_PROOFS_PARAMETER_CACHE`, else filecoin-proofs'
+/// default directory.
+pub fn parameter_dir(explicit: Option<&Path>) -> PathBuf {
+    match explicit {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::var_os(PARAMETER_CACHE_ENV)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_PARAMETER_CACHE)),
+    }
+}
+
+/// Points filecoin-proofs (whose verifiers read the `.vk` files) at `dir`:
+/// sets `FIL_PROOFS_PARAMETER_CACHE`, which filecoin-proofs reads once, at
+/// its first use. Fails when it had already settled on another directory.
+pub fn point_filecoin_proofs_at(dir: &Path) -> Result<(), FilecoinError> {
+    std::env::set_var(PARAMETER_CACHE_ENV, dir);
+    let settled = storage_proofs_core::parameter_cache::parameter_cache_dir();
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if same(&settled, dir) {
+        Ok(())
+    } else {
+        Err(crate::error::bad(
+            "parameter directory",
+            format!(
+                "filecoin-proofs already reads its parameters from {}, not {}",
+                settled.display(),
+                dir.display()
+            ),
+        ))
+    }
+}
+
+/// What [`setup`] wrote.
+#[derive(Clone, Debug)]
+pub struct SetupReport {
+    /// The `.params` file.
+    pub params: PathBuf,
+    /// The `.vk` file.
+    pub vk: PathBuf,
+    /// Seconds spent generating.
+    pub seconds: f64,
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> FilecoinError + '_ {
+    move |source| FilecoinError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Generates test parameters for `id` and writes `v28-<id>.params`, `.vk`
+/// and `.meta` into `dir` (created if missing), so that filecoin-proofs
+/// finds them there. The directory is checked to be writable before the
+/// (long) generation starts; files are written under a temporary name and
+/// renamed, so a reader never sees half a file. Returns the parameters
+/// too, so that a caller proving next need not read them back.
+pub fn setup(
+    id: CircuitId,
+    dir: &Path,
+    rng: &mut dyn rand_core::RngCore,
+) -> Result<(Parameters, SetupReport), FilecoinError> {
+    fs::create_dir_all(dir).map_err(io(dir))?;
+    let probe = dir.join(".cuzk-write-test");
+    fs::write(&probe, b"").map_err(io(&probe))?;
+    let _ = fs::remove_file(&probe);
+
+    let started = Instant::now();
+    let params = id.generate_params(rng)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let (params_path, vk_path) = (id.params_path(dir)?, id.vk_path(dir)?);
+    write_atomically(&params_path, |f| params.write(f))?;
+    write_atomically(&vk_path, |f| params.vk.write(f))?;
+    let meta_path = params_path.with_extension("meta");
+    let meta = format!("{{\"sector_size\":{}}}", id.size.bytes());
+    write_atomically(&meta_path, |f| {
+        f.write_all(meta.as_bytes()).map_err(Into::into)
+    })?;
+    let report = SetupReport {
+        params: params_path,
+        vk: vk_path,
+        seconds,
+    };
+    Ok((params, report))
+}
+
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<fs::File>) -> Result<(), bellperson_lite::ParamsError>,
+) -> Result<(), FilecoinError> {
+    let tmp = path.with_extension("tmp");
+    let file = fs::File::create(&tmp).map_err(io(&tmp))?;
+    let mut out = std::io::BufWriter::new(file);
+    write(&mut out).map_err(|source| bellperson_lite::ParamsError::File {
+        path: tmp.clone(),
+        source: Box::new(source),
+    })?;
+    out.flush().map_err(io(&tmp))?;
+    fs::rename(&tmp, path).map_err(io(path))
+}
+
+/// Reads `id`'s `.params` file from `dir`, checking every point; names the
+/// file it looked for when it is missing.
+pub fn load(id: CircuitId, dir: &Path) -> Result<Parameters, FilecoinError> {
+    let path = id.params_path(dir)?;
+    if !path.exists() {
+        return Err(FilecoinError::MissingParams { path });
+    }
+    Ok(Parameters::read_file(&path)?)
+}

@@ -1,0 +1,172 @@
+//! PoRep C2: the partition circuits of a sealed sector from its C1 output.
+
+use base64::Engine as _;
+use filecoin_proofs::{
+    as_safe_commitment, parameters::public_params, DefaultPieceDomain, DefaultPieceHasher,
+    SealCommitPhase1Output,
+};
+use serde_json::Value;
+use storage_proofs_core::merkle::MerkleTreeTrait;
+use storage_proofs_core::proof::ProofScheme;
+use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
+
+use crate::circuits::{Blank, BlankCircuit, Compound};
+use crate::error::bad;
+use crate::registry::{size_of_seal_proof_name, with_tree};
+use crate::request::{FilecoinRequest, Verifier};
+use crate::{FilecoinError, ProofKind, SectorSize};
+
+type Scheme<Tree> = StackedDrg<'static, Tree, DefaultPieceHasher>;
+type Circuit<Tree> = StackedCircuit<Tree, DefaultPieceHasher>;
+type Comp<Tree> = StackedCompound<Tree, DefaultPieceHasher>;
+
+/// Where a sector's C1 output came from and who sealed it: what
+/// `verify_seal` needs beside the proof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SealIds {
+    /// The miner's prover id (its id's LEB128 form, left-aligned).
+    pub prover_id: [u8; 32],
+    /// The sector number.
+    pub sector_id: u64,
+}
+
+/// A C1 output in any of the forms it arrives in, reduced to
+/// filecoin-proofs' own JSON (`SealCommitPhase1Output`) and its sector size
+/// when the form names one.
+pub(crate) struct C1Json {
+    pub(crate) raw: Value,
+    pub(crate) size: Option<SectorSize>,
+    pub(crate) sector_num: Option<u64>,
+}
+
+/// Reads `bytes` as filecoin-proofs' C1 JSON, as filecoin-proofs-api's
+/// (vanilla proofs tagged with the registered proof), or as Curio's wrapper
+/// (`{"SectorNum", "Phase1Out": base64(api JSON), "SectorSize"}`).
+pub(crate) fn parse_c1(bytes: &[u8]) -> Result<C1Json, FilecoinError> {
+    let value: Value = serde_json::from_slice(bytes).map_err(|e| bad("C1 output", e))?;
+    let Value::Object(mut map) = value else {
+        return Err(bad("C1 output", "not a JSON object"));
+    };
+    if let Some(phase1) = map.remove("Phase1Out") {
+        let encoded = phase1
+            .as_str()
+            .ok_or_else(|| bad("C1 output", "Phase1Out is not a string"))?;
+        let inner = base64::engine::general_purpose::STANDARD
+            .decode(encoded.trim())
+            .map_err(|e| bad("C1 output", format!("Phase1Out is not base64: {e}")))?;
+        let mut c1 = parse_c1(&inner)?;
+        c1.sector_num = map.get("SectorNum").and_then(Value::as_u64);
+        if let Some(bytes) = map.get("SectorSize").and_then(Value::as_u64) {
+            let size = SectorSize::from_bytes(bytes)?;
+            if c1.size.is_some_and(|s| s != size) {
+                return Err(bad("C1 output", "SectorSize and registered_proof disagree"));
+            }
+            c1.size = Some(size);
+        }
+        return Ok(c1);
+    }
+    let mut size = None;
+    if let Some(name) = map.remove("registered_proof") {
+        let name = name
+            .as_str()
+            .ok_or_else(|| bad("C1 output", "registered_proof is not a string"))?;
+        size = Some(size_of_seal_proof_name(name)?);
+        // The api form tags the proofs: {"StackedDrg2KiBV1": [...]}.
+        let tagged = map
+            .remove("vanilla_proofs")
+            .ok_or_else(|| bad("C1 output", "no vanilla_proofs"))?;
+        let untagged = match tagged {
+            Value::Object(tag) if tag.len() == 1 => tag.into_iter().next().expect("one").1,
+            _ => return Err(bad("C1 output", "vanilla_proofs is not tagged by proof")),
+        };
+        map.insert("vanilla_proofs".to_owned(), untagged);
+    }
+    Ok(C1Json {
+        raw: Value::Object(map),
+        size,
+        sector_num: None,
+    })
+}
+
+/// The blank PoRep circuit at `size`.
+pub(crate) fn blank(size: SectorSize) -> Result<Box<dyn BlankCircuit>, FilecoinError> {
+    with_tree!(size, Tree => {
+        let pp = public_params::<Tree>(&size.porep_config())?;
+        Ok(Box::new(Blank::<Circuit<Tree>>::of::<Scheme<Tree>, Comp<Tree>>(&pp)))
+    })
+}
+
+/// The PoRep request for a C1 output at `size`.
+pub(crate) fn request(
+    c1: C1Json,
+    size: SectorSize,
+    ids: SealIds,
+) -> Result<FilecoinRequest, FilecoinError> {
+    with_tree!(size, Tree => request_for::<Tree>(c1, size, ids))
+}
+
+fn request_for<Tree: 'static + MerkleTreeTrait>(
+    c1: C1Json,
+    size: SectorSize,
+    ids: SealIds,
+) -> Result<FilecoinRequest, FilecoinError> {
+    let out: SealCommitPhase1Output<Tree> =
+        serde_json::from_value(c1.raw).map_err(|e| bad("C1 output", e))?;
+    let config = size.porep_config();
+    if out.vanilla_proofs.len() != usize::from(config.partitions)
+        || out.vanilla_proofs.iter().any(Vec::is_empty)
+    {
+        return Err(bad(
+            "C1 output",
+            format!(
+                "{} partitions of vanilla proofs, {size} sectors have {}",
+                out.vanilla_proofs.len(),
+                usize::from(config.partitions)
+            ),
+        ));
+    }
+    let comm_r = as_safe_commitment(&out.comm_r, "comm_r")?;
+    let comm_d: DefaultPieceDomain = as_safe_commitment(&out.comm_d, "comm_d")?;
+    let pub_inputs = stacked::PublicInputs {
+        replica_id: out.replica_id,
+        tau: Some(stacked::Tau { comm_d, comm_r }),
+        k: None,
+        seed: Some(out.seed),
+    };
+    let pp = public_params::<Tree>(&config)?;
+    // What seal_commit_phase1 checked: a C1 made for another sector size,
+    // or tampered with, stops here rather than in synthesis.
+    let valid = Scheme::<Tree>::verify_all_partitions(&pp, &pub_inputs, &out.vanilla_proofs)
+        .unwrap_or(false);
+    if !valid {
+        return Err(FilecoinError::InvalidVanilla {
+            what: "C1 output".to_owned(),
+            kind: ProofKind::PoRep,
+            size,
+        });
+    }
+    let (comm_r, comm_d, ticket, seed) = (out.comm_r, out.comm_d, out.ticket, out.seed);
+    let verifier: Verifier = Box::new(move |proof: &[u8]| {
+        filecoin_proofs::verify_seal::<Tree>(
+            &config,
+            comm_r,
+            comm_d,
+            ids.prover_id,
+            ids.sector_id.into(),
+            ticket,
+            seed,
+            proof,
+        )
+    });
+    let partitions = Compound::<Scheme<Tree>, Circuit<Tree>, Comp<Tree>>::new(
+        pp,
+        pub_inputs,
+        out.vanilla_proofs,
+    );
+    Ok(FilecoinRequest::new(
+        ProofKind::PoRep,
+        size,
+        Box::new(partitions),
+        verifier,
+    ))
+}

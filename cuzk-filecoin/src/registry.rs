@@ -1,0 +1,265 @@
+//! Proof kinds, sector sizes and the registered proofs of
+//! filecoin-proofs-api, with the configurations filecoin-proofs builds
+//! from them.
+
+use std::fmt;
+use std::str::FromStr;
+
+use filecoin_proofs::constants::{
+    WINDOW_POST_CHALLENGE_COUNT, WINDOW_POST_SECTOR_COUNT, WINNING_POST_CHALLENGE_COUNT,
+    WINNING_POST_SECTOR_COUNT,
+};
+use filecoin_proofs::{PoRepConfig, PoStConfig, PoStType};
+use storage_proofs_core::api_version::ApiVersion;
+
+use crate::FilecoinError;
+
+/// The four proofs a storage provider's prover makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProofKind {
+    /// PoRep C2: seal commit phase 2, from the C1 output.
+    PoRep,
+    /// WinningPoSt, from the sector's vanilla proof.
+    WinningPoSt,
+    /// One partition of WindowPoSt, from its sectors' vanilla proofs.
+    WindowPoSt,
+    /// SnapDeals (empty sector update), from its partition proofs.
+    SnapDeals,
+}
+
+impl ProofKind {
+    /// Every kind, in the order above.
+    pub const ALL: [ProofKind; 4] = [
+        ProofKind::PoRep,
+        ProofKind::WinningPoSt,
+        ProofKind::WindowPoSt,
+        ProofKind::SnapDeals,
+    ];
+
+    /// The CLI name: `porep`, `winning-post`, `window-post`, `snap-deals`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProofKind::PoRep => "porep",
+            ProofKind::WinningPoSt => "winning-post",
+            ProofKind::WindowPoSt => "window-post",
+            ProofKind::SnapDeals => "snap-deals",
+        }
+    }
+}
+
+impl fmt::Display for ProofKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for ProofKind {
+    type Err = FilecoinError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.to_ascii_lowercase();
+        let found = match s.as_str() {
+            "porep" | "porep-c2" | "seal" => Some(ProofKind::PoRep),
+            "winning-post" | "winning" => Some(ProofKind::WinningPoSt),
+            "window-post" | "window" => Some(ProofKind::WindowPoSt),
+            "snap-deals" | "snap" | "update" => Some(ProofKind::SnapDeals),
+            _ => None,
+        };
+        found.ok_or_else(|| FilecoinError::Unknown {
+            what: "proof kind",
+            name: s,
+            expected: "porep, winning-post, window-post, snap-deals".to_owned(),
+        })
+    }
+}
+
+/// The sector sizes of the registered proofs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SectorSize {
+    /// 2 KiB (test networks).
+    S2KiB,
+    /// 8 MiB (test networks).
+    S8MiB,
+    /// 512 MiB (test networks).
+    S512MiB,
+    /// 32 GiB.
+    S32GiB,
+    /// 64 GiB.
+    S64GiB,
+}
+
+impl SectorSize {
+    /// Every size, smallest first.
+    pub const ALL: [SectorSize; 5] = [
+        SectorSize::S2KiB,
+        SectorSize::S8MiB,
+        SectorSize::S512MiB,
+        SectorSize::S32GiB,
+        SectorSize::S64GiB,
+    ];
+
+    /// Bytes.
+    pub fn bytes(self) -> u64 {
+        match self {
+            SectorSize::S2KiB => 2 << 10,
+            SectorSize::S8MiB => 8 << 20,
+            SectorSize::S512MiB => 512 << 20,
+            SectorSize::S32GiB => 32 << 30,
+            SectorSize::S64GiB => 64 << 30,
+        }
+    }
+
+    /// The size of `bytes`, if it is a registered one.
+    pub fn from_bytes(bytes: u64) -> Result<Self, FilecoinError> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.bytes() == bytes)
+            .ok_or_else(|| unknown_size(bytes.to_string()))
+    }
+
+    /// The name filecoin-proofs-api uses inside registered proof names
+    /// (`2KiB`, `8MiB`, `512MiB`, `32GiB`, `64GiB`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SectorSize::S2KiB => "2KiB",
+            SectorSize::S8MiB => "8MiB",
+            SectorSize::S512MiB => "512MiB",
+            SectorSize::S32GiB => "32GiB",
+            SectorSize::S64GiB => "64GiB",
+        }
+    }
+
+    /// Position among the registered sizes (the offset of its registered
+    /// proof numbers).
+    fn index(self) -> u64 {
+        Self::ALL.iter().position(|&s| s == self).expect("listed") as u64
+    }
+
+    /// The V1_1 registered seal proof's number (2 KiB = 5 ... 64 GiB = 9).
+    pub fn seal_proof_v1_1(self) -> u64 {
+        5 + self.index()
+    }
+
+    /// PoRep's porep_id for the V1_1 registered seal proof: its number as a
+    /// little-endian u64 in bytes 0..8.
+    pub fn porep_id(self) -> [u8; 32] {
+        let mut id = [0u8; 32];
+        id[..8].copy_from_slice(&self.seal_proof_v1_1().to_le_bytes());
+        id
+    }
+
+    /// filecoin-proofs' PoRep configuration for the V1_1 registered seal
+    /// proof (API version 1.1.0).
+    pub fn porep_config(self) -> PoRepConfig {
+        PoRepConfig::new_groth16(self.bytes(), self.porep_id(), ApiVersion::V1_1_0)
+    }
+
+    /// filecoin-proofs' PoSt configuration of `typ` at this size, as
+    /// filecoin-proofs-api builds it for the proofs the network uses:
+    /// WinningPoSt `StackedDrgWinning*V1` (API 1.0.0) and WindowPoSt
+    /// `StackedDrgWindow*V1_2` (API 1.2.0, the grindability fix, which
+    /// changes how sectors' challenges are drawn).
+    pub fn post_config(self, typ: PoStType) -> PoStConfig {
+        let (challenge_count, sector_count, api_version) = match typ {
+            PoStType::Winning => (
+                WINNING_POST_CHALLENGE_COUNT,
+                WINNING_POST_SECTOR_COUNT,
+                ApiVersion::V1_0_0,
+            ),
+            PoStType::Window => (
+                WINDOW_POST_CHALLENGE_COUNT,
+                *WINDOW_POST_SECTOR_COUNT
+                    .read()
+                    .expect("WINDOW_POST_SECTOR_COUNT poisoned")
+                    .get(&self.bytes())
+                    .expect("every registered size has a window sector count"),
+                ApiVersion::V1_2_0,
+            ),
+        };
+        PoStConfig {
+            sector_size: self.bytes().into(),
+            challenge_count,
+            sector_count,
+            typ,
+            priority: false,
+            api_version,
+        }
+    }
+}
+
+fn unknown_size(name: String) -> FilecoinError {
+    FilecoinError::Unknown {
+        what: "sector size",
+        name,
+        expected: "2KiB, 8MiB, 512MiB, 32GiB, 64GiB (or their byte counts)".to_owned(),
+    }
+}
+
+impl fmt::Display for SectorSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for SectorSize {
+    type Err = FilecoinError;
+
+    /// `2KiB`, `8MiB`, `512MiB`, `32GiB`, `64GiB` (any case), or bytes.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if let Ok(bytes) = s.parse::<u64>() {
+            return Self::from_bytes(bytes);
+        }
+        Self::ALL
+            .into_iter()
+            .find(|size| size.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| unknown_size(s.to_owned()))
+    }
+}
+
+/// The sector size of a registered seal proof's name as filecoin-proofs-api
+/// writes it (`StackedDrg2KiBV1`, `StackedDrg32GiBV1_1`, ...).
+pub fn size_of_seal_proof_name(name: &str) -> Result<SectorSize, FilecoinError> {
+    let size = name
+        .strip_prefix("StackedDrg")
+        .and_then(|rest| rest.split_once('V'))
+        .map(|(size, _)| size);
+    match size.and_then(|s| s.parse::<SectorSize>().ok()) {
+        Some(size) => Ok(size),
+        None => Err(FilecoinError::Unknown {
+            what: "registered seal proof",
+            name: name.to_owned(),
+            expected: "StackedDrg<size>V1 or StackedDrg<size>V1_1".to_owned(),
+        }),
+    }
+}
+
+/// Fixes the sector shape (the Merkle tree type) of `$size` as `$tree` and
+/// evaluates `$body` with it, like filecoin-proofs' own `with_shape!`.
+macro_rules! with_tree {
+    ($size:expr, $tree:ident => $body:expr) => {{
+        use filecoin_proofs::constants as shapes;
+        match $size {
+            $crate::SectorSize::S2KiB => {
+                type $tree = shapes::SectorShape2KiB;
+                $body
+            }
+            $crate::SectorSize::S8MiB => {
+                type $tree = shapes::SectorShape8MiB;
+                $body
+            }
+            $crate::SectorSize::S512MiB => {
+                type $tree = shapes::SectorShape512MiB;
+                $body
+            }
+            $crate::SectorSize::S32GiB => {
+                type $tree = shapes::SectorShape32GiB;
+                $body
+            }
+            $crate::SectorSize::S64GiB => {
+                type $tree = shapes::SectorShape64GiB;
+                $body
+            }
+        }
+    }};
+}
+pub(crate) use with_tree;

@@ -1,0 +1,200 @@
+//! Every Filecoin proof kind at 2 KiB, proven by cuzk (CPU backend) from the
+//! committed fixtures, is accepted by filecoin-proofs' own verifier, and
+//! the same proof with other public inputs is rejected.
+//!
+//! Test parameters are generated once per run (minutes on two cores for
+//! PoRep and SnapDeals) into `$CARGO_TARGET_TMPDIR/fil-params`, which is
+//! also `FIL_PROOFS_PARAMETER_CACHE`, where filecoin-proofs finds the
+//! `.vk` files under its own names.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{hex32, key, meta, param_dir, request, seal_ids, SIZE};
+use cuzk_engine::{Engine, EngineConfig, ProofRequest, ProvingKey};
+use cuzk_filecoin::{CircuitId, FilecoinRequest, ProofKind};
+use filecoin_proofs::constants::SectorShape2KiB;
+use filecoin_proofs::PublicReplicaInfo;
+use supraseal_c2::GpuLock;
+
+/// Proves `request` with the test key and checks it with both verifiers.
+fn prove(request: &FilecoinRequest) -> Vec<u8> {
+    param_dir();
+    let key = key(request.id().kind);
+    let compiled = request.id().compile().expect("compile");
+    let proof = request
+        .prove(&key.1, &GpuLock::new(0), Some(&compiled))
+        .expect("prove");
+    assert_eq!(proof.len(), 192 * request.partitions().count());
+    assert!(
+        request
+            .verify_with_filecoin_proofs(&proof)
+            .expect("verifier runs"),
+        "filecoin-proofs rejects cuzk's {} proof",
+        request.id()
+    );
+    proof
+}
+
+fn flipped(mut bytes: [u8; 32]) -> [u8; 32] {
+    bytes[0] ^= 1;
+    bytes
+}
+
+#[test]
+fn porep_proof_is_accepted_by_verify_seal() {
+    let request = request(ProofKind::PoRep);
+    assert_eq!(request.id(), CircuitId::new(ProofKind::PoRep, SIZE));
+    let proof = prove(&request);
+
+    let config = SIZE.porep_config();
+    let ids = seal_ids();
+    let m = meta();
+    let verify = |sector_id: u64, seed: [u8; 32]| {
+        filecoin_proofs::verify_seal::<SectorShape2KiB>(
+            &config,
+            hex32(&m["comm_r"]),
+            hex32(&m["comm_d"]),
+            ids.prover_id,
+            sector_id.into(),
+            hex32(&m["ticket"]),
+            seed,
+            &proof,
+        )
+        .expect("verify_seal runs")
+    };
+    let seed = hex32(&m["seed"]);
+    assert!(verify(ids.sector_id, seed));
+    assert!(!verify(ids.sector_id + 1, seed), "another sector id");
+    assert!(!verify(ids.sector_id, flipped(seed)), "another seed");
+}
+
+#[test]
+fn porep_from_filecoin_proofs_json_gives_the_same_circuit() {
+    param_dir();
+    let raw = common::fixture("c1.json");
+    // filecoin-proofs' own form does not name its size.
+    let error = FilecoinRequest::porep(&raw, None, seal_ids()).unwrap_err();
+    assert!(error.to_string().contains("sector size"), "{error}");
+    let plain = FilecoinRequest::porep(&raw, Some(SIZE), seal_ids()).expect("c1.json");
+    let curio = request(ProofKind::PoRep);
+    let parts = (plain.partitions(), curio.partitions());
+    assert_eq!(
+        parts.0.public_inputs(0).unwrap(),
+        parts.1.public_inputs(0).unwrap()
+    );
+    assert_eq!(
+        parts.0.public_inputs(0).unwrap().len(),
+        39,
+        "2 KiB PoRep: 40 inputs with ONE"
+    );
+}
+
+#[test]
+fn winning_post_proof_is_accepted_by_verify_winning_post() {
+    let request = request(ProofKind::WinningPoSt);
+    let proof = prove(&request);
+    let config = SIZE.post_config(filecoin_proofs::PoStType::Winning);
+    let m = meta();
+    let replicas = [(
+        m["sector_id"].as_u64().unwrap().into(),
+        PublicReplicaInfo::new(hex32(&m["comm_r"])).unwrap(),
+    )];
+    let randomness = hex32(&m["winning"]["randomness"]);
+    let prover_id = seal_ids().prover_id;
+    let verify = |randomness: [u8; 32]| {
+        filecoin_proofs::verify_winning_post::<SectorShape2KiB>(
+            &config,
+            &randomness,
+            &replicas,
+            prover_id,
+            &proof,
+        )
+        .expect("verify_winning_post runs")
+    };
+    assert!(verify(randomness));
+    // (The prover id is not a public input of the WinningPoSt circuit.)
+    assert!(!verify(flipped(randomness)), "other randomness");
+}
+
+#[test]
+fn window_post_proof_is_accepted_by_verify_window_post() {
+    let request = request(ProofKind::WindowPoSt);
+    let proof = prove(&request);
+    let config = SIZE.post_config(filecoin_proofs::PoStType::Window);
+    let m = meta();
+    let replicas = [(
+        m["sector_id"].as_u64().unwrap().into(),
+        PublicReplicaInfo::new(hex32(&m["comm_r"])).unwrap(),
+    )]
+    .into_iter()
+    .collect();
+    let randomness = hex32(&m["window"]["randomness"]);
+    let prover_id = seal_ids().prover_id;
+    let verify = |randomness: [u8; 32]| {
+        filecoin_proofs::verify_window_post::<SectorShape2KiB>(
+            &config,
+            &randomness,
+            &replicas,
+            prover_id,
+            &proof,
+        )
+        .expect("verify_window_post runs")
+    };
+    assert!(verify(randomness));
+    assert!(!verify(flipped(randomness)), "other randomness");
+}
+
+#[test]
+fn snap_deals_proof_is_accepted_by_verify_empty_sector_update_proof() {
+    let request = request(ProofKind::SnapDeals);
+    let proof = prove(&request);
+    let comms = common::update_comms();
+    let verify = |comm_d_new: [u8; 32]| {
+        filecoin_proofs::verify_empty_sector_update_proof::<SectorShape2KiB>(
+            &SIZE.porep_config(),
+            &proof,
+            comms.comm_r_old,
+            comms.comm_r_new,
+            comm_d_new,
+        )
+        .expect("verify_empty_sector_update_proof runs")
+    };
+    assert!(verify(comms.comm_d_new));
+    assert!(!verify(flipped(comms.comm_d_new)), "another comm_d_new");
+}
+
+/// Two kinds at once through the engine (compiled synthesis, shapes cached
+/// per circuit, self-verification on), accepted by filecoin-proofs.
+#[test]
+fn post_kinds_share_the_engine() {
+    param_dir();
+    let config = EngineConfig {
+        partition_workers: 2,
+        verify: true,
+        ..EngineConfig::default()
+    };
+    let engine = Engine::new(config).expect("engine");
+    let mut jobs = Vec::new();
+    for kind in [
+        ProofKind::WindowPoSt,
+        ProofKind::WinningPoSt,
+        ProofKind::WindowPoSt,
+    ] {
+        let request = Arc::new(request(kind));
+        let params = &key(kind).0;
+        let proving_key = Arc::new(ProvingKey::new(params).expect("key"));
+        let handle = engine.submit(ProofRequest::from_source(request.clone(), proving_key));
+        jobs.push((request, handle));
+    }
+    for (request, handle) in jobs {
+        let proof = handle.wait().expect("the engine proves it");
+        assert!(proof.verified);
+        assert_eq!(proof.workload, None);
+        assert!(request
+            .verify_with_filecoin_proofs(&proof.to_bytes())
+            .unwrap());
+    }
+    assert_eq!(engine.metrics().lock_holds().len(), 3);
+}
