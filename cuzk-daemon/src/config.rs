@@ -7,6 +7,7 @@
 //! state_dir = "/var/lib/cuzk"             # the job journal: state_dir/journal.redb
 //! params_dir = "/var/lib/cuzk/params"     # default: state_dir/params
 //! generate_params = true                  # make missing synthetic keys
+//! fil_param_dir = "/var/tmp/filecoin-proof-parameters"  # Filecoin's v28-*.params
 //! max_jobs = 1024                         # queued + running, then RESOURCE_EXHAUSTED
 //! engine_jobs = 8                         # jobs handed to the engine at once
 //! result_ttl_secs = 3600                  # unfetched outcomes kept this long
@@ -53,6 +54,11 @@ pub struct DaemonConfig {
     /// Generate the parameters of a synthetic circuit that has no file
     /// (a test setup, not a ceremony) and save them to `params_dir`.
     pub generate_params: bool,
+    /// Where the Filecoin kinds' parameters are read from (filecoin-proofs'
+    /// `v28-<id>.params`); default `$FIL_PROOFS_PARAMETER_CACHE`, else
+    /// `/var/tmp/filecoin-proof-parameters/`. filecoin-proofs is pointed at
+    /// it too.
+    pub fil_param_dir: Option<PathBuf>,
     /// Jobs queued or running at once; a submission beyond gets
     /// `RESOURCE_EXHAUSTED`.
     pub max_jobs: usize,
@@ -104,6 +110,7 @@ impl Default for DaemonConfig {
             state_dir: PathBuf::from("cuzk-state"),
             params_dir: None,
             generate_params: true,
+            fil_param_dir: None,
             max_jobs: 1024,
             engine_jobs: None,
             result_ttl_secs: 3600,
@@ -133,6 +140,11 @@ impl DaemonConfig {
         self.params_dir
             .clone()
             .unwrap_or_else(|| self.state_dir.join("params"))
+    }
+
+    /// The Filecoin parameter directory, default applied.
+    pub fn fil_param_dir(&self) -> PathBuf {
+        cuzk_filecoin::params::parameter_dir(self.fil_param_dir.as_deref())
     }
 
     /// The journal's file.

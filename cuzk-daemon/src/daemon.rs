@@ -79,6 +79,7 @@ impl Daemon {
         Ok(Self {
             keys: KeyRegistry::new(
                 config.params_dir(),
+                config.fil_param_dir(),
                 config.generate_params,
                 Arc::downgrade(&engine),
             ),
@@ -134,10 +135,21 @@ impl Daemon {
             self.metrics.rejected("unavailable");
             return Err(Status::unavailable("the daemon is shutting down"));
         }
-        let spec = kinds::job_spec(&request).map_err(|err| {
+        // Building a Filecoin request verifies its vanilla proofs: seconds
+        // for a 32 GiB PoRep, so not on the async threads.
+        let (request, spec) = tokio::task::spawn_blocking(move || {
+            let spec = kinds::job_spec(&request);
+            (request, spec)
+        })
+        .await
+        .map_err(|_| Status::internal("checking the request panicked"))?;
+        let spec = spec.map_err(|err| {
             self.metrics.rejected(code_label(err.code()));
             status(err.code(), &err)
         })?;
+        if let Circuit::Filecoin(_) = spec.circuit {
+            self.check_key(spec.circuit).await?;
+        }
         let reservation = match self.table.reserve(&request.request_id) {
             Ok(r) => r,
             Err(Admission::Existing(job)) => return Ok((job, 0)),
@@ -162,6 +174,15 @@ impl Daemon {
         tracing::info!(job = %job.id, kind = job.spec.kind, circuit = %job.spec.circuit,
             partitions = job.spec.partitions, position, "accepted");
         Ok((job, position))
+    }
+
+    /// Refuses (`FAILED_PRECONDITION`, naming the file) a job whose key is
+    /// neither loaded nor on disk.
+    async fn check_key(&self, circuit: Circuit) -> Result<(), Status> {
+        self.keys.check_available(circuit).await.map_err(|err| {
+            self.metrics.rejected(code_label(err.code()));
+            status(err.code(), &err)
+        })
     }
 
     /// Re-queues every unfinished job of the journal (at start).
@@ -394,7 +415,7 @@ fn not_found(job_id: &str) -> Status {
 /// The `reason` label of a refused submission.
 fn code_label(code: Code) -> &'static str {
     match code {
-        Code::Unimplemented => "unimplemented",
+        Code::FailedPrecondition => "failed_precondition",
         _ => "invalid_argument",
     }
 }

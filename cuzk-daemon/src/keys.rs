@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use bellperson_lite::{Parameters, ParamsError};
 use cuzk_engine::{Engine, EngineError, ProvingKey};
+use cuzk_filecoin::FilecoinError;
 use cuzk_pipeline::PipelineError;
 use parking_lot::Mutex;
 use tokio::sync::OnceCell;
@@ -38,6 +39,16 @@ pub enum KeyError {
         circuit: Circuit,
         /// Where the file was looked for.
         path: PathBuf,
+    },
+    /// A Filecoin circuit's parameters could not be found or read (the
+    /// error names the file: "missing parameter file <path>").
+    #[error("cannot load the parameters of {circuit}")]
+    Filecoin {
+        /// The circuit.
+        circuit: Circuit,
+        /// Why.
+        #[source]
+        source: FilecoinError,
     },
     /// The parameters file could not be read.
     #[error("cannot read the parameters of {circuit}")]
@@ -128,6 +139,10 @@ impl KeyError {
             KeyError::InUse { .. } | KeyError::Missing { .. } | KeyError::Mismatch { .. } => {
                 Code::FailedPrecondition
             }
+            KeyError::Filecoin {
+                source: FilecoinError::MissingParams { .. },
+                ..
+            } => Code::FailedPrecondition,
             _ => Code::Internal,
         }
     }
@@ -185,24 +200,86 @@ pub struct Preloaded {
 
 type Slot = Arc<OnceCell<Arc<LoadedKey>>>;
 
+/// Where the registry reads parameters from.
+#[derive(Clone, Debug)]
+struct Dirs {
+    /// Synthetic circuits' keys (and generated ones).
+    params: PathBuf,
+    /// Filecoin circuits' `v28-<id>.params` files.
+    filecoin: PathBuf,
+}
+
 /// The keys by circuit.
 pub struct KeyRegistry {
-    params_dir: PathBuf,
+    dirs: Dirs,
     generate: bool,
     engine: Weak<Engine>,
     slots: Mutex<HashMap<Circuit, Slot>>,
+    /// Parameter files' paths found so far (a Filecoin circuit's name
+    /// takes building its public parameters).
+    paths: Mutex<HashMap<Circuit, PathBuf>>,
 }
 
 impl KeyRegistry {
-    /// A registry reading `params_dir` (and writing generated parameters
-    /// there when `generate`), preparing `engine` for each key it loads.
-    pub fn new(params_dir: PathBuf, generate: bool, engine: Weak<Engine>) -> Self {
+    /// A registry reading synthetic keys from `params_dir` (and writing
+    /// generated ones there when `generate`) and Filecoin parameters from
+    /// `fil_param_dir`, preparing `engine` for each key it loads.
+    pub fn new(
+        params_dir: PathBuf,
+        fil_param_dir: PathBuf,
+        generate: bool,
+        engine: Weak<Engine>,
+    ) -> Self {
         Self {
-            params_dir,
+            dirs: Dirs {
+                params: params_dir,
+                filecoin: fil_param_dir,
+            },
             generate,
             engine,
             slots: Mutex::new(HashMap::new()),
+            paths: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Checks that a job of `circuit` can get its key without generating
+    /// one: it is loaded, or its parameters file exists. Only Filecoin
+    /// circuits are checked (a synthetic key is generated when missing, or
+    /// its job fails with the reason). The file's name is found once per
+    /// circuit, on the blocking pool (it takes building the circuit's public
+    /// parameters).
+    pub async fn check_available(&self, circuit: Circuit) -> Result<(), KeyError> {
+        if !matches!(circuit, Circuit::Filecoin(_)) || self.is_loaded(circuit) {
+            return Ok(());
+        }
+        let known = self.paths.lock().get(&circuit).cloned();
+        let path = match known {
+            Some(path) => path,
+            None => {
+                let dirs = self.dirs.clone();
+                let path = tokio::task::spawn_blocking(move || {
+                    circuit.params_path(&dirs.params, &dirs.filecoin)
+                })
+                .await
+                .map_err(|_| KeyError::Panicked { circuit })?
+                .map_err(|source| KeyError::Filecoin { circuit, source })?;
+                self.paths.lock().insert(circuit, path.clone());
+                path
+            }
+        };
+        if path.exists() {
+            Ok(())
+        } else {
+            Err(KeyError::Filecoin {
+                circuit,
+                source: FilecoinError::MissingParams { path },
+            })
+        }
+    }
+
+    fn is_loaded(&self, circuit: Circuit) -> bool {
+        let slots = self.slots.lock();
+        slots.get(&circuit).is_some_and(|slot| slot.get().is_some())
     }
 
     /// A lease on the key of `circuit`, loading it first if needed (on the
@@ -274,9 +351,9 @@ impl KeyRegistry {
         let entry = slot
             .get_or_try_init(|| async {
                 loaded_now = true;
-                let (dir, generate) = (self.params_dir.clone(), self.generate);
+                let (dirs, generate) = (self.dirs.clone(), self.generate);
                 let engine = self.engine.upgrade().ok_or(KeyError::Stopped { circuit })?;
-                tokio::task::spawn_blocking(move || load(circuit, &dir, generate, &engine))
+                tokio::task::spawn_blocking(move || load(circuit, &dirs, generate, &engine))
                     .await
                     .map_err(|_| KeyError::Panicked { circuit })?
                     .map(Arc::new)
@@ -286,35 +363,20 @@ impl KeyRegistry {
     }
 }
 
-/// Reads (or generates and saves) the parameters of `circuit`, loads them
-/// into the prover and prepares the engine for the circuit.
+/// Reads (or, for a synthetic circuit, generates and saves) the parameters
+/// of `circuit`, loads them into the prover and prepares the engine for the
+/// circuit.
 fn load(
     circuit: Circuit,
-    params_dir: &Path,
+    dirs: &Dirs,
     generate: bool,
     engine: &Engine,
 ) -> Result<LoadedKey, KeyError> {
     let started = Instant::now();
-    let path = params_dir.join(circuit.params_file_name());
-    let params = if path.exists() {
-        let params =
-            Parameters::read_file(&path).map_err(|source| KeyError::Read { circuit, source })?;
-        circuit
-            .check(&params)
-            .map_err(|source| KeyError::Mismatch {
-                circuit,
-                path: path.clone(),
-                source,
-            })?;
-        params
-    } else if generate && circuit.can_generate() {
-        let params = circuit
-            .generate()
-            .map_err(|source| KeyError::Generate { circuit, source })?;
-        save(circuit, &params, &path)?;
-        params
-    } else {
-        return Err(KeyError::Missing { circuit, path });
+    let params = match circuit {
+        Circuit::Filecoin(id) => cuzk_filecoin::params::load(id, &dirs.filecoin)
+            .map_err(|source| KeyError::Filecoin { circuit, source })?,
+        Circuit::Synthetic(_) => synthetic_params(circuit, &dirs.params, generate)?,
     };
     let size_bytes = srs_bytes(&params);
     let engine_error = |source| KeyError::Engine { circuit, source };
@@ -330,6 +392,37 @@ fn load(
         load_time,
         leases: AtomicUsize::new(0),
     })
+}
+
+/// A synthetic circuit's parameters: read from `params_dir` and checked,
+/// or generated and saved there.
+fn synthetic_params(
+    circuit: Circuit,
+    params_dir: &Path,
+    generate: bool,
+) -> Result<Parameters, KeyError> {
+    let path = circuit
+        .params_path(params_dir, params_dir)
+        .expect("a synthetic circuit's path is a plain name");
+    let params = if path.exists() {
+        let params =
+            Parameters::read_file(&path).map_err(|source| KeyError::Read { circuit, source })?;
+        circuit
+            .check(&params)
+            .map_err(|source| KeyError::Mismatch {
+                circuit,
+                path: path.clone(),
+                source,
+            })?;
+        params
+    } else if let Some(generated) = generate.then(|| circuit.generate()).flatten() {
+        let params = generated.map_err(|source| KeyError::Generate { circuit, source })?;
+        save(circuit, &params, &path)?;
+        params
+    } else {
+        return Err(KeyError::Missing { circuit, path });
+    };
+    Ok(params)
 }
 
 /// Writes `params` to `path` through a temporary file and a rename, so a

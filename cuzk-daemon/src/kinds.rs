@@ -5,15 +5,21 @@
 //! The synthetic kinds (`SHA_CHAIN`, `MUL_CHAIN`) are the workloads of
 //! `shared/workloads.md`: `sector_size` is the workload size (blocks or
 //! squarings), `sector_number` the request number, `synthetic_partitions`
-//! the partition count. The Filecoin kinds are checked for the fields they
-//! need and then refused with `UNIMPLEMENTED`; they are added here (a
-//! [`Circuit`] variant, its key loading, and its arm of [`job_spec`]).
+//! the partition count. The Filecoin kinds (`POREP_SEAL_COMMIT`,
+//! `SNAP_DEALS_UPDATE`, `WINDOW_POST_PARTITION`, `WINNING_POST`) become a
+//! [`FilecoinRequest`] (its inputs parsed and its vanilla proofs verified
+//! here, at submission) proven with the key of its circuit, a proof kind at
+//! a sector size (`porep-32GiB`).
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bellperson_lite::Parameters;
 use cuzk_engine::{Engine, EngineError, JobHandle, ProofRequest, ProvingKey, Workload};
+use cuzk_filecoin::{
+    CircuitId, FilecoinError, FilecoinRequest, PostInputs, SealIds, SectorSize, UpdateCommitments,
+};
 use cuzk_pipeline::PipelineError;
 use tonic::Code;
 
@@ -38,9 +44,6 @@ pub enum KindError {
     /// `proof_kind` is a number no kind has.
     #[error("unknown proof_kind {0}")]
     UnknownKind(i32),
-    /// A kind this daemon does not prove yet.
-    #[error("{0} proofs are not implemented by this daemon yet")]
-    Unimplemented(&'static str),
     /// A field is missing or out of range.
     #[error("{field}: {why}")]
     Invalid {
@@ -50,17 +53,20 @@ pub enum KindError {
         why: String,
     },
     /// A circuit id that names no circuit.
-    #[error("unknown circuit id '{0}' (expected NAME/SIZE, e.g. mul-chain/64)")]
+    #[error(
+        "unknown circuit id '{0}' (expected NAME/SIZE, e.g. mul-chain/64, or KIND-SIZE, e.g. porep-32GiB)"
+    )]
     UnknownCircuit(String),
+    /// The Filecoin inputs do not make a request (malformed, or vanilla
+    /// proofs that do not verify).
+    #[error(transparent)]
+    Filecoin(#[from] FilecoinError),
 }
 
 impl KindError {
     /// The gRPC code the caller gets.
     pub fn code(&self) -> Code {
-        match self {
-            KindError::Unimplemented(_) => Code::Unimplemented,
-            _ => Code::InvalidArgument,
-        }
+        Code::InvalidArgument
     }
 
     fn invalid(field: &'static str, why: impl Into<String>) -> Self {
@@ -77,53 +83,72 @@ impl KindError {
 pub enum Circuit {
     /// A synthetic workload at one size.
     Synthetic(Workload),
+    /// A Filecoin proof kind at a sector size.
+    Filecoin(CircuitId),
 }
 
 impl Circuit {
-    /// The circuit named by `circuit_id` (`mul-chain/64`, `sha-chain/4`).
+    /// The circuit named by `circuit_id`: `mul-chain/64`, `sha-chain/4`, or
+    /// a Filecoin kind and sector size (`porep-32GiB`, `window-post-2KiB`,
+    /// `winning-post-32GiB`, `snap-deals-64GiB`).
     pub fn parse(circuit_id: &str) -> Result<Self, KindError> {
-        let workload: Workload = circuit_id
-            .parse()
-            .map_err(|_| KindError::UnknownCircuit(circuit_id.to_owned()))?;
-        check_synthetic_size(workload)?;
-        Ok(Circuit::Synthetic(workload))
+        let unknown = || KindError::UnknownCircuit(circuit_id.to_owned());
+        if let Ok(workload) = circuit_id.parse::<Workload>() {
+            check_synthetic_size(workload)?;
+            return Ok(Circuit::Synthetic(workload));
+        }
+        let (kind, size) = circuit_id.rsplit_once('-').ok_or_else(unknown)?;
+        let kind = kind.parse().map_err(|_| unknown())?;
+        let size = size.parse().map_err(|_| unknown())?;
+        Ok(Circuit::Filecoin(CircuitId::new(kind, size)))
     }
 
-    /// The parameters file's name in the daemon's `params_dir`.
-    pub fn params_file_name(&self) -> String {
+    /// Where its parameters file is: `<name>-<size>.params` in `params_dir`
+    /// for a synthetic circuit, filecoin-proofs' `v28-<id>.params` in
+    /// `fil_param_dir` for a Filecoin one.
+    pub fn params_path(
+        &self,
+        params_dir: &Path,
+        fil_param_dir: &Path,
+    ) -> Result<PathBuf, FilecoinError> {
         match self {
-            Circuit::Synthetic(w) => format!("{}-{}.params", w.name(), w.size()),
+            Circuit::Synthetic(w) => {
+                Ok(params_dir.join(format!("{}-{}.params", w.name(), w.size())))
+            }
+            Circuit::Filecoin(id) => id.params_path(fil_param_dir),
         }
     }
 
-    /// Whether the daemon may make fresh parameters for it (a test setup:
-    /// only synthetic circuits).
-    pub fn can_generate(&self) -> bool {
-        matches!(self, Circuit::Synthetic(_))
-    }
-
-    /// Fresh random parameters (slow: a trusted setup for tests only).
-    pub fn generate(&self) -> Result<Parameters, PipelineError> {
+    /// Fresh random parameters of a synthetic circuit (slow: a trusted
+    /// setup for tests only). `None` for a Filecoin circuit, whose
+    /// parameters come from its files.
+    pub fn generate(&self) -> Option<Result<Parameters, PipelineError>> {
         match self {
-            Circuit::Synthetic(w) => cuzk_pipeline::setup(*w),
+            Circuit::Synthetic(w) => Some(cuzk_pipeline::setup(*w)),
+            Circuit::Filecoin(_) => None,
         }
     }
 
     /// Checks that `params` (read from a file) were made for this circuit,
-    /// against one synthesized instance.
+    /// against one synthesized instance. A Filecoin circuit's file is named
+    /// by filecoin-proofs' cache id of the circuit, and its proofs are
+    /// verified by the engine; it is not checked here.
     pub fn check(&self, params: &Parameters) -> Result<(), PipelineError> {
         match self {
             Circuit::Synthetic(w) => {
                 let partition = cuzk_pipeline::synthesize_partition(*w, 0)?;
                 cuzk_pipeline::check_params(params, &partition)
             }
+            Circuit::Filecoin(_) => Ok(()),
         }
     }
 
-    /// Has `engine` compile the shape and pin memory before the first job.
+    /// Has `engine` compile the shape and pin memory before the first job
+    /// (a Filecoin circuit's shape is compiled by its first job).
     pub fn prepare(&self, engine: &Engine) -> Result<(), EngineError> {
         match self {
             Circuit::Synthetic(w) => engine.prepare(*w).map(drop),
+            Circuit::Filecoin(_) => Ok(()),
         }
     }
 }
@@ -132,36 +157,44 @@ impl fmt::Display for Circuit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Circuit::Synthetic(w) => write!(f, "{w}"),
+            Circuit::Filecoin(id) => write!(f, "{id}"),
         }
     }
 }
 
 /// A job as the daemon runs it: the key it needs and the request it
 /// hands the engine.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct JobSpec {
     /// The kind, as metrics and status name it.
     pub kind: &'static str,
     /// The circuit whose key proves it.
     pub circuit: Circuit,
-    /// The request number (the base of the partitions' seeds).
+    /// The request number (the base of the partitions' seeds; synthetic
+    /// kinds only).
     pub request: u64,
     /// Partitions in the request.
     pub partitions: usize,
     /// Higher goes first.
     pub priority: i32,
+    /// A Filecoin kind's request (its partitions' circuits).
+    pub filecoin: Option<Arc<FilecoinRequest>>,
 }
 
 impl JobSpec {
     /// Hands the job to `engine`, proven with `key` (the key of
     /// `self.circuit`).
     pub fn submit(&self, engine: &Engine, key: Arc<ProvingKey>) -> JobHandle {
-        match self.circuit {
-            Circuit::Synthetic(workload) => engine.submit(
+        let request = match (&self.filecoin, self.circuit) {
+            (Some(source), _) => ProofRequest::from_source(Arc::clone(source) as _, key),
+            (None, Circuit::Synthetic(workload)) => {
                 ProofRequest::new(workload, key, self.request, self.partitions)
-                    .with_priority(self.priority),
-            ),
-        }
+            }
+            (None, Circuit::Filecoin(id)) => {
+                unreachable!("a {id} job always carries its request")
+            }
+        };
+        engine.submit(request.with_priority(self.priority))
     }
 }
 
@@ -179,8 +212,9 @@ pub fn kind_label(kind: ProofKind) -> &'static str {
 }
 
 /// Maps a submission to the job the daemon runs, or says which field is
-/// wrong (`INVALID_ARGUMENT`) or that the kind is not proven here yet
-/// (`UNIMPLEMENTED`).
+/// wrong (`INVALID_ARGUMENT`). A Filecoin request is built here, its
+/// vanilla proofs verified: seconds for a 32 GiB PoRep, so call it off the
+/// async threads.
 pub fn job_spec(req: &pb::SubmitProofRequest) -> Result<JobSpec, KindError> {
     let kind = match ProofKind::try_from(req.proof_kind) {
         Ok(ProofKind::Unspecified) => return Err(KindError::MissingKind),
@@ -192,9 +226,66 @@ pub fn job_spec(req: &pb::SubmitProofRequest) -> Result<JobSpec, KindError> {
         ProofKind::ShaChain | ProofKind::MulChain => synthetic(kind, req, priority),
         _ => {
             check_filecoin(kind, req)?;
-            Err(KindError::Unimplemented(kind_label(kind)))
+            let request = Arc::new(filecoin_request(kind, req)?);
+            Ok(JobSpec {
+                kind: kind_label(kind),
+                circuit: Circuit::Filecoin(request.id()),
+                request: 0,
+                partitions: request.partitions().count(),
+                priority,
+                filecoin: Some(request),
+            })
         }
     }
+}
+
+/// The Filecoin request of a submission whose fields `check_filecoin`
+/// passed.
+fn filecoin_request(
+    kind: ProofKind,
+    req: &pb::SubmitProofRequest,
+) -> Result<FilecoinRequest, KindError> {
+    let size = SectorSize::from_bytes(req.sector_size)?;
+    let prover_id = cuzk_filecoin::prover_id(req.miner_id);
+    let post = || -> Result<PostInputs, KindError> {
+        Ok(PostInputs {
+            randomness: bytes32("randomness", &req.randomness)?,
+            prover_id,
+            partition_index: req.partition_index as usize,
+        })
+    };
+    let request = match kind {
+        ProofKind::PorepSealCommit => {
+            let ids = SealIds {
+                prover_id,
+                sector_id: req.sector_number,
+            };
+            FilecoinRequest::porep(&req.vanilla_proof, Some(size), ids)?
+        }
+        ProofKind::WinningPost => {
+            FilecoinRequest::winning_post(size, post()?, &req.vanilla_proofs)?
+        }
+        ProofKind::WindowPostPartition => {
+            FilecoinRequest::window_post(size, post()?, &req.vanilla_proofs)?
+        }
+        ProofKind::SnapDealsUpdate => {
+            let comms = UpdateCommitments {
+                comm_r_old: bytes32("comm_r_old", &req.comm_r_old)?,
+                comm_r_new: bytes32("comm_r_new", &req.comm_r_new)?,
+                comm_d_new: bytes32("comm_d_new", &req.comm_d_new)?,
+            };
+            FilecoinRequest::snap_deals(size, comms, &req.vanilla_proofs)?
+        }
+        _ => unreachable!("{kind:?} is not a Filecoin kind"),
+    };
+    Ok(request)
+}
+
+/// A 32-byte field (a commitment, randomness).
+fn bytes32(field: &'static str, bytes: &[u8]) -> Result<[u8; 32], KindError> {
+    bytes
+        .try_into()
+        .map_err(|_| KindError::invalid(field, format!("{} bytes; it is 32", bytes.len())))
 }
 
 /// Curio's priorities as the engine's ranks (higher first); unset is NORMAL.
@@ -244,6 +335,7 @@ fn synthetic(
         request: req.sector_number,
         partitions,
         priority,
+        filecoin: None,
     })
 }
 
@@ -324,7 +416,32 @@ mod tests {
         assert_eq!(spec.priority, pb::Priority::Normal as i32);
         assert_eq!(job_spec(&mul(64, 0)).unwrap().partitions, 1);
         let circuit = Circuit::parse("sha-chain/2").unwrap();
-        assert_eq!(circuit.params_file_name(), "sha-chain-2.params");
+        let path = circuit.params_path(Path::new("p"), Path::new("f")).unwrap();
+        assert_eq!(path, Path::new("p/sha-chain-2.params"));
+    }
+
+    #[test]
+    fn filecoin_circuit_ids_round_trip() {
+        for id in [
+            "porep-32GiB",
+            "window-post-2KiB",
+            "winning-post-64GiB",
+            "snap-deals-8MiB",
+        ] {
+            let circuit = Circuit::parse(id).unwrap();
+            assert!(matches!(circuit, Circuit::Filecoin(_)), "{id}");
+            assert_eq!(circuit.to_string(), id);
+        }
+        let circuit = Circuit::parse("window-post-2KiB").unwrap();
+        let path = circuit.params_path(Path::new("p"), Path::new("f")).unwrap();
+        assert!(path.starts_with("f"), "{}", path.display());
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.starts_with("v28-") && name.ends_with(".params"),
+            "{name}"
+        );
+        assert!(Circuit::parse("porep-3GiB").is_err());
+        assert!(Circuit::parse("seal-ish-2KiB").is_err());
     }
 
     #[test]
@@ -353,7 +470,17 @@ mod tests {
             vanilla_proof: b"{\"Phase1Out\":\"\"}".to_vec(),
             ..Default::default()
         };
-        assert_eq!(err(porep.clone()).0, Code::Unimplemented);
+        let (code, text) = err(porep.clone());
+        assert_eq!(code, Code::InvalidArgument);
+        assert!(text.contains("C1 output"), "{text}");
+        let (code, text) = err(pb::SubmitProofRequest {
+            proof_kind: ProofKind::SnapDealsUpdate as i32,
+            vanilla_proofs: vec![vec![1]],
+            comm_r_old: vec![0; 31],
+            ..porep.clone()
+        });
+        assert_eq!(code, Code::InvalidArgument);
+        assert!(text.starts_with("comm_r_old"), "{text}");
         let (code, text) = err(pb::SubmitProofRequest {
             vanilla_proof: b"\x00\x01garbage".to_vec(),
             ..porep.clone()

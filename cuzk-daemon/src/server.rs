@@ -10,7 +10,8 @@
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use cuzk_engine::Engine;
@@ -33,6 +34,28 @@ enum GrpcListener {
     Unix(UnixListener),
 }
 
+/// Points filecoin-proofs at the daemon's Filecoin parameter directory
+/// (`FIL_PROOFS_PARAMETER_CACHE`), once per process: filecoin-proofs reads
+/// it once. The daemon proves with the files it loads itself, so a process
+/// whose filecoin-proofs had settled elsewhere (a second daemon in one
+/// test process) only gets a warning.
+fn point_filecoin_proofs_at(dir: &Path) {
+    static POINTED: OnceLock<PathBuf> = OnceLock::new();
+    let pointed = POINTED.get_or_init(|| {
+        if let Err(err) = cuzk_filecoin::params::point_filecoin_proofs_at(dir) {
+            tracing::warn!(error = %err, "filecoin-proofs reads another parameter directory");
+        }
+        dir.to_owned()
+    });
+    if pointed != dir {
+        tracing::warn!(
+            fil_param_dir = %dir.display(),
+            filecoin_proofs = %pointed.display(),
+            "filecoin-proofs was pointed at another parameter directory earlier in this process"
+        );
+    }
+}
+
 /// A daemon with its sockets bound, ready to [`run`](Server::run).
 pub struct Server {
     daemon: Arc<Daemon>,
@@ -51,6 +74,7 @@ impl Server {
     /// unfinished jobs, loads the `preload` keys and binds the sockets.
     pub async fn bind(config: DaemonConfig) -> Result<Self, DaemonError> {
         config.validate()?;
+        point_filecoin_proofs_at(&config.fil_param_dir());
         let engine_config = config.engine_config()?;
         let window = config.engine_jobs(&engine_config);
         let journal_path = config.journal_path();

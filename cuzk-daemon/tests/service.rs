@@ -76,7 +76,7 @@ async fn proves_over_loopback_tcp_and_counts_it_in_metrics() {
     };
     assert_eq!(
         client.submit_proof(porep).await.unwrap_err().code(),
-        Code::Unimplemented
+        Code::InvalidArgument
     );
 
     let metrics = daemon.metrics.expect("metrics served");
@@ -99,11 +99,7 @@ async fn proves_over_loopback_tcp_and_counts_it_in_metrics() {
     );
     assert_eq!(
         value(r#"cuzk_jobs_rejected_total{reason="invalid_argument"}"#),
-        1.0
-    );
-    assert_eq!(
-        value(r#"cuzk_jobs_rejected_total{reason="unimplemented"}"#),
-        1.0
+        2.0
     );
     assert_eq!(
         value(r#"cuzk_job_duration_seconds_count{kind="mul-chain"}"#),
@@ -253,15 +249,29 @@ async fn malformed_requests_get_clear_errors_and_the_daemon_carries_on() {
             "randomness",
         ),
         (
-            "a Filecoin kind",
+            "short commitments",
             pb::SubmitProofRequest {
                 proof_kind: ProofKind::SnapDealsUpdate as i32,
                 sector_size: 32 << 30,
                 vanilla_proofs: vec![vec![1]],
                 ..Default::default()
             },
-            Code::Unimplemented,
-            "snap proofs are not implemented",
+            Code::InvalidArgument,
+            "comm_r_old: 0 bytes",
+        ),
+        (
+            "garbage partition proof",
+            pb::SubmitProofRequest {
+                proof_kind: ProofKind::SnapDealsUpdate as i32,
+                sector_size: 32 << 30,
+                vanilla_proofs: vec![vec![1]],
+                comm_r_old: vec![0; 32],
+                comm_r_new: vec![0; 32],
+                comm_d_new: vec![0; 32],
+                ..Default::default()
+            },
+            Code::InvalidArgument,
+            "bad ",
         ),
     ];
     for (case, request, code, needle) in cases {
