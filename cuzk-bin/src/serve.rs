@@ -28,6 +28,10 @@ pub struct ServeArgs {
     /// Directory of the proving keys (default: STATE_DIR/params).
     #[arg(long)]
     pub params_dir: Option<PathBuf>,
+    /// Directory of Filecoin's v28-*.params / .vk files (default:
+    /// $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters/).
+    #[arg(long)]
+    pub fil_param_dir: Option<PathBuf>,
     /// Generate missing synthetic keys (a test setup): true or false.
     #[arg(long)]
     pub generate_params: Option<bool>,
@@ -86,6 +90,7 @@ impl ServeArgs {
         set(&mut c.metrics_listen, &self.metrics_listen);
         set(&mut c.state_dir, &self.state_dir);
         c.params_dir = self.params_dir.clone().or(c.params_dir);
+        c.fil_param_dir = self.fil_param_dir.clone().or(c.fil_param_dir);
         set(&mut c.generate_params, &self.generate_params);
         set(&mut c.max_jobs, &self.max_jobs);
         c.engine_jobs = self.engine_jobs.or(c.engine_jobs);

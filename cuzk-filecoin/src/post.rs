@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use filecoin_proofs::parameters::{window_post_public_params, winning_post_public_params};
 use filecoin_proofs::{
     as_safe_commitment, partition_vanilla_proofs, single_partition_vanilla_proofs,
-    FallbackPoStSectorProof, PoStType, PublicReplicaInfo,
+    FallbackPoStSectorProof, PoStConfig, PoStType, PublicReplicaInfo,
 };
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_post::fallback::{
@@ -74,68 +74,36 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
     vanilla: &[Vec<u8>],
 ) -> Result<FilecoinRequest, FilecoinError> {
     let config = size.post_config(post_type(kind));
-    if vanilla.is_empty() {
-        return Err(bad("vanilla proofs", "none given"));
-    }
-    if config.typ == PoStType::Winning && vanilla.len() != config.sector_count {
-        return Err(bad(
-            "vanilla proofs",
-            format!(
-                "{} given, WinningPoSt proves {}",
-                vanilla.len(),
-                config.sector_count
-            ),
-        ));
-    }
-    if vanilla.len() > config.sector_count {
-        return Err(bad(
-            "vanilla proofs",
-            format!(
-                "{} given, a {size} WindowPoSt partition holds {}",
-                vanilla.len(),
-                config.sector_count
-            ),
-        ));
-    }
-    let proofs = vanilla
-        .iter()
-        .enumerate()
-        .map(|(i, bytes)| {
-            bincode::deserialize::<FallbackPoStSectorProof<Tree>>(bytes)
-                .map_err(|e| bad(format!("vanilla proof {i}"), e))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let sectors: Vec<_> = proofs
-        .iter()
-        .map(|p| PublicSector {
-            id: p.sector_id,
-            comm_r: p.comm_r,
-        })
-        .collect();
+    let proofs = parse_vanilla::<Tree>(&config, size, vanilla)?;
     let window = config.typ == PoStType::Window;
-    let pub_inputs = fallback::PublicInputs {
+    let mut pub_inputs = fallback::PublicInputs {
         randomness: as_safe_commitment(&inputs.randomness, "randomness")?,
         prover_id: as_safe_commitment(&inputs.prover_id, "prover_id")?,
-        sectors,
+        sectors: proofs
+            .iter()
+            .map(|p| PublicSector {
+                id: p.sector_id,
+                comm_r: p.comm_r,
+            })
+            .collect(),
         k: window.then_some(inputs.partition_index),
     };
-    let invalid = || FilecoinError::InvalidVanilla {
+    let invalid = |_| FilecoinError::InvalidVanilla {
         what: "vanilla proofs".to_owned(),
         kind,
         size,
     };
     // Both helpers verify the vanilla proofs, as filecoin-proofs does
     // before proving.
-    let mut pub_inputs = pub_inputs;
     let (pp, vanilla_partitions) = if window {
         let pp = window_post_public_params::<Tree>(&config)?;
-        let one = single_partition_vanilla_proofs(&config, &pp, &pub_inputs, &proofs)
-            .map_err(|_| invalid())?;
+        let one =
+            single_partition_vanilla_proofs(&config, &pp, &pub_inputs, &proofs).map_err(invalid)?;
         (pp, vec![one])
     } else {
         let pp = winning_post_public_params::<Tree>(&config)?;
-        let all = partition_vanilla_proofs(&config, &pp, &pub_inputs, 1, &proofs)
-            .map_err(|_| invalid())?;
+        let all =
+            partition_vanilla_proofs(&config, &pp, &pub_inputs, 1, &proofs).map_err(invalid)?;
         // The circuit proves each of the 66 challenges as a one-challenge
         // "sector"; verify_winning_post lists the sector once per challenge
         // so that each gets its own challenge index. The circuit is the
@@ -144,6 +112,55 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
         pub_inputs.sectors = (0..pp.sector_count).flat_map(|_| one.clone()).collect();
         (pp, all)
     };
+    let verifier = verifier::<Tree>(config, inputs, &proofs)?;
+    let partitions = Compound::<Scheme<Tree>, Circuit<Tree>, Comp<Tree>>::new(
+        pp,
+        pub_inputs,
+        vanilla_partitions,
+    );
+    Ok(FilecoinRequest::new(
+        kind,
+        size,
+        Box::new(partitions),
+        verifier,
+    ))
+}
+
+/// The sectors' vanilla proofs, as many as the PoSt proves.
+fn parse_vanilla<Tree: 'static + MerkleTreeTrait>(
+    config: &PoStConfig,
+    size: SectorSize,
+    vanilla: &[Vec<u8>],
+) -> Result<Vec<FallbackPoStSectorProof<Tree>>, FilecoinError> {
+    let count = |what: String| bad("vanilla proofs", what);
+    let (n, most) = (vanilla.len(), config.sector_count);
+    if n == 0 {
+        return Err(count("none given".to_owned()));
+    }
+    if config.typ == PoStType::Winning && n != most {
+        return Err(count(format!("{n} given, WinningPoSt proves {most}")));
+    }
+    if n > most {
+        return Err(count(format!(
+            "{n} given, a {size} WindowPoSt partition holds {most}"
+        )));
+    }
+    vanilla
+        .iter()
+        .enumerate()
+        .map(|(i, bytes)| {
+            bincode::deserialize::<FallbackPoStSectorProof<Tree>>(bytes)
+                .map_err(|e| bad(format!("vanilla proof {i}"), e))
+        })
+        .collect()
+}
+
+/// filecoin-proofs' verifier of this PoSt, for the sectors of `proofs`.
+fn verifier<Tree: 'static + MerkleTreeTrait>(
+    config: PoStConfig,
+    inputs: PostInputs,
+    proofs: &[FallbackPoStSectorProof<Tree>],
+) -> Result<Verifier, FilecoinError> {
     let replicas = proofs
         .iter()
         .map(|p| {
@@ -153,8 +170,8 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     let (randomness, prover_id) = (inputs.randomness, inputs.prover_id);
-    let verifier: Verifier = Box::new(move |proof: &[u8]| {
-        if window {
+    Ok(Box::new(move |proof: &[u8]| {
+        if config.typ == PoStType::Window {
             let replicas: BTreeMap<_, _> = replicas.iter().cloned().collect();
             filecoin_proofs::verify_window_post::<Tree>(
                 &config,
@@ -172,16 +189,5 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
                 proof,
             )
         }
-    });
-    let partitions = Compound::<Scheme<Tree>, Circuit<Tree>, Comp<Tree>>::new(
-        pp,
-        pub_inputs,
-        vanilla_partitions,
-    );
-    Ok(FilecoinRequest::new(
-        kind,
-        size,
-        Box::new(partitions),
-        verifier,
-    ))
+    }))
 }

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bellperson_lite::{CompiledShape, ProvingAssignment, ShapedWitness, SynthesisTimings};
+use bellperson_lite::{CompiledShape, ProvingAssignment, ShapedWitness};
 use blstrs::Scalar;
 
 use crate::{Partition, PipelineError, ShapeCache, SynthesisMode};
@@ -60,16 +60,9 @@ pub fn synthesize_source(
         let started = Instant::now();
         let witness = source.record_witness(&shape, index).map_err(failed)?;
         let witness_ns = started.elapsed().as_nanos() as u64;
-        let started = Instant::now();
-        let assignment = match pool {
-            Some(pool) => pool.install(|| shape.evaluate(witness)),
-            None => shape.evaluate(witness),
-        };
-        let split = SynthesisTimings {
-            witness_ns,
-            matrix_ns: started.elapsed().as_nanos() as u64,
-        };
-        Ok((assignment, Some(split)))
+        Ok(crate::synthesis::evaluate_timed(
+            &shape, witness, witness_ns, pool,
+        ))
     })?;
     let expected = source.public_inputs(index).map_err(failed)?;
     if partition.assignment.public_inputs() != expected {

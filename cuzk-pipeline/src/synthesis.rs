@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use bellperson_lite::{CompiledError, CompiledShape, SynthesisTimings};
+use bellperson_lite::{
+    CompiledError, CompiledShape, ProvingAssignment, ShapedWitness, SynthesisTimings,
+};
 use parking_lot::Mutex;
 
 use crate::{Partition, PipelineError, Workload};
@@ -199,15 +201,27 @@ pub fn synthesize_compiled(
             Some(native) => shape.bit_witness(native.input, native.aux)?,
         };
         let witness_ns = started.elapsed().as_nanos() as u64;
-        let started = Instant::now();
-        let assignment = match pool {
-            Some(pool) => pool.install(|| shape.evaluate(shaped)),
-            None => shape.evaluate(shaped),
-        };
-        let split = SynthesisTimings {
-            witness_ns,
-            matrix_ns: started.elapsed().as_nanos() as u64,
-        };
-        Ok((assignment, Some(split)))
+        Ok(evaluate_timed(shape, shaped, witness_ns, pool))
     })
+}
+
+/// The second half of compiled synthesis: the matrix products of a
+/// recorded witness, on `pool` (the current rayon pool when `None`), with
+/// the witness and product times.
+pub(crate) fn evaluate_timed(
+    shape: &CompiledShape,
+    witness: ShapedWitness,
+    witness_ns: u64,
+    pool: Option<&rayon::ThreadPool>,
+) -> (ProvingAssignment, Option<SynthesisTimings>) {
+    let started = Instant::now();
+    let assignment = match pool {
+        Some(pool) => pool.install(|| shape.evaluate(witness)),
+        None => shape.evaluate(witness),
+    };
+    let split = SynthesisTimings {
+        witness_ns,
+        matrix_ns: started.elapsed().as_nanos() as u64,
+    };
+    (assignment, Some(split))
 }
