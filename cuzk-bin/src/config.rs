@@ -41,27 +41,8 @@ pub struct FileConfig {
     pub sweep: SweepSection,
 }
 
-/// `[engine]`: see `cuzk_engine::EngineConfig`.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct EngineSection {
-    /// Synthesis threads.
-    pub partition_workers: Option<usize>,
-    /// Prover threads per device.
-    pub gpu_workers_per_device: Option<usize>,
-    /// Device ordinals.
-    pub devices: Option<Vec<u32>>,
-    /// Capacity of the synthesized-partition queue.
-    pub queue_depth: Option<usize>,
-    /// Self-verify every request proof.
-    pub verify: Option<bool>,
-    /// `cpu`, `cuda` or `auto`.
-    pub backend: Option<String>,
-    /// `full`, `compiled`, `compiled-gadgets` or `checked[:N]`.
-    pub synthesis: Option<String>,
-    /// Nice value of the synthesis threads (0-19).
-    pub synthesis_nice: Option<i32>,
-}
+/// `[engine]`: the same section as the daemon's file.
+pub use cuzk_daemon::EngineSection;
 
 /// `[bench]`: the work a bench run proves.
 #[derive(Clone, Debug, Default, Deserialize)]

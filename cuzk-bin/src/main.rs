@@ -71,7 +71,7 @@ fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("cuzk: {}", error_chain(err.as_ref()));
+            eprintln!("cuzk: {}", cuzk_daemon::error_chain(err.as_ref()));
             ExitCode::FAILURE
         }
     }
@@ -88,16 +88,4 @@ fn run_with_config(
         None => config::FileConfig::default(),
     };
     run(&config)
-}
-
-/// An error and its sources on one line: `outer: inner: innermost`.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut line = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        line.push_str(": ");
-        line.push_str(&s.to_string());
-        source = s.source();
-    }
-    line
 }

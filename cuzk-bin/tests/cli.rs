@@ -2,31 +2,13 @@
 //! with a non-zero exit (never a panic) for each kind of bad input.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn cuzk(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cuzk"))
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .output()
-        .expect("run cuzk")
-}
+mod common;
+use common::{assert_fails_with, cuzk};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-/// Asserts failure with one `cuzk: ...` line on stderr mentioning `needle`.
-fn assert_fails_with(out: &Output, needle: &str) {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "succeeded; stderr: {stderr}");
-    assert!(!stderr.contains("panicked"), "panicked: {stderr}");
-    let line = stderr.lines().last().unwrap_or_default();
-    assert!(line.starts_with("cuzk: "), "no error line: {stderr}");
-    assert!(
-        line.contains(needle),
-        "'{line}' does not mention '{needle}'"
-    );
 }
 
 struct Fixture {

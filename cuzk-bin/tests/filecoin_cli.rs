@@ -4,16 +4,9 @@
 //! bad input gets one error line.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn cuzk(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cuzk"))
-        .args(args)
-        .env("RUST_BACKTRACE", "1")
-        .env_remove("FIL_PROOFS_PARAMETER_CACHE")
-        .output()
-        .expect("run cuzk")
-}
+mod common;
+use common::{assert_fails_with, cuzk};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../cuzk-filecoin/fixtures/2KiB")
@@ -21,18 +14,6 @@ fn fixtures() -> PathBuf {
 
 fn meta() -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(fixtures().join("meta.json")).unwrap()).unwrap()
-}
-
-fn assert_fails_with(out: &Output, needle: &str) {
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "succeeded; stderr: {stderr}");
-    assert!(!stderr.contains("panicked"), "panicked: {stderr}");
-    let line = stderr.lines().last().unwrap_or_default();
-    assert!(line.starts_with("cuzk: "), "no error line: {stderr}");
-    assert!(
-        line.contains(needle),
-        "'{line}' does not mention '{needle}'"
-    );
 }
 
 #[test]
