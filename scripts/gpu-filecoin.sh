@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The Filecoin benchmarks of BENCHMARKS.md, run ON the GPU machine from the
+# repo root with the bundle of scripts/build-cuda.sh (gpu-bundle/cuzk) and,
+# for the reference, tools/fil-fixtures/build-supraseal.sh (gpu-ref/fil-c2-ref).
+#
+#   scripts/gpu-filecoin.sh STEP...
+#
+# Steps (run in the order given):
+#   setup:KIND:SIZE          cuzk setup --kind KIND --sector-size SIZE (test
+#                            parameters under filecoin-proofs' names in $PARAMS)
+#   bench:KIND:SIZE:N        cuzk bench on the fixture of SIZE, N requests,
+#                            2 GPU workers, every proof verified
+#   ref:SIZE:N               filecoin-proofs' seal_commit_phase2 (bellperson
+#                            0.27 + supraseal-c2) on the same C1, N requests
+# KIND: porep, snap-deals, winning-post, window-post. Fixtures: 2KiB from
+# cuzk-filecoin/fixtures/, other sizes from $FIXTURES/SIZE (made by
+# tools/fil-fixtures; default gpu-bundle/fixtures). Logs and JSON go to $OUT
+# (default gpu-results/); parameters to $PARAMS (default /tmp/fil-params).
+# BACKEND=cpu runs the benches on the CPU backend (a check without a GPU).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+B=${CUZK:-gpu-bundle/cuzk}
+REF=${REF:-gpu-ref/fil-c2-ref}
+OUT=${OUT:-gpu-results}
+PARAMS=${PARAMS:-/tmp/fil-params}
+FIXTURES=${FIXTURES:-gpu-bundle/fixtures}
+REV=${CUZK_REV:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+mkdir -p "$OUT" "$PARAMS"
+
+{ date -u; echo "revision $REV"; nproc; free -g | head -2
+  nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv; } > "$OUT/machine.txt" 2>&1
+cat "$OUT/machine.txt"
+nvidia-smi --query-gpu=timestamp,index,memory.used,utilization.gpu --format=csv,noheader -lms 500 \
+    > "$OUT/gpu-samples.csv" 2>/dev/null &
+SAMPLER=$!
+trap 'kill $SAMPLER 2>/dev/null' EXIT
+
+fixture() { if [ "$1" = 2KiB ]; then echo cuzk-filecoin/fixtures/2KiB; else echo "$FIXTURES/$1"; fi; }
+# meta FIXTURE KEY [SECTION]: a string field of meta.json (first match after SECTION).
+meta() {
+    local f=$1/meta.json
+    if [ -n "${3:-}" ]; then
+        sed -n "/\"$3\"/,\$p" "$f" | grep -m1 "\"$2\"" | sed -E 's/.*: *"?([^",]*)"?,?$/\1/'
+    else
+        grep -m1 "\"$2\"" "$f" | sed -E 's/.*: *"?([^",]*)"?,?$/\1/'
+    fi
+}
+# inputs KIND FIXTURE: the cuzk input flags for that kind.
+inputs() {
+    local kind=$1 fx=$2 miner
+    miner=$(meta "$fx" miner_id)
+    case $kind in
+        porep) echo "--c1 $fx/c1-curio.json --miner-id $miner" ;;
+        winning-post) echo "--miner-id $miner --randomness $(meta "$fx" randomness winning) --vanilla $fx/winning/vanilla-0.bin" ;;
+        window-post) echo "--miner-id $miner --randomness $(meta "$fx" randomness window) --vanilla $fx/window/vanilla-0.bin" ;;
+        snap-deals)
+            local v=""
+            for p in $(ls "$fx"/snap/partition-*.bin | sort -t- -k2 -n); do v="$v --vanilla $p"; done
+            echo "--comm-r-old $(meta "$fx" comm_r_old snap) --comm-r-new $(meta "$fx" comm_r_new snap)" \
+                 "--comm-d-new $(meta "$fx" comm_d_new snap)$v" ;;
+    esac
+}
+run() {
+    local name=$1; shift
+    echo "== $name: $*"
+    /usr/bin/time -f "max RSS %M KiB, wall %e s" "$@" > "$OUT/$name.log" 2>&1
+    echo "   exit $?"
+    grep -v $'\r' "$OUT/$name.log" | tail -n 16
+}
+
+for step in "$@"; do
+    IFS=: read -r what a b c <<< "$step"
+    case $what in
+        setup) run "setup-$a-$b" "$B" setup --kind "$a" --sector-size "$b" --param-dir "$PARAMS" ;;
+        bench)
+            fx=$(fixture "$b")
+            # shellcheck disable=SC2046
+            run "bench-$a-$b" "$B" bench --backend "${BACKEND:-cuda}" --kind "$a" --sector-size "$b" --param-dir "$PARAMS" \
+                $(inputs "$a" "$fx") --requests "$c" --gpu-workers-per-device 2 --verify \
+                --json "$OUT/bench-$a-$b.json" ;;
+        ref)
+            fx=$(fixture "$a")
+            run "ref-porep-$a" "$REF" c2-bench --c1 "$fx/c1.json" --param-dir "$PARAMS" --requests "$b" \
+                --miner-id "$(meta "$fx" miner_id)" --sector-id "$(meta "$fx" sector_id)" \
+                --rev "$REV" --json "$OUT/ref-porep-$a.json" ;;
+        *) echo "unknown step $step" ;;
+    esac
+done
+ls -la "$PARAMS" > "$OUT/params.txt"
+sort -t, -k3 -n "$OUT/gpu-samples.csv" 2>/dev/null | tail -n 1 | sed 's/^/peak sample: /'
