@@ -1,10 +1,12 @@
 //! `fil-fixtures`: seals a small Filecoin sector offline with filecoin-proofs
 //! 19.1 and writes the inputs a Groth16 prover receives for it (PoRep C1,
 //! WinningPoSt and WindowPoSt vanilla proofs, SnapDeals partition proofs)
-//! with what a verifier needs, then checks them. See README.md.
+//! with what a verifier needs, then checks them; `c2-bench` times
+//! filecoin-proofs' own PoRep C2 on one. See README.md.
 
 #![forbid(unsafe_code)]
 
+mod c2bench;
 mod check;
 mod draws;
 mod fixture;
@@ -20,6 +22,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
+use crate::c2bench::BenchOptions;
 use crate::kinds::SectorSize;
 use crate::make::MakeOptions;
 
@@ -39,6 +42,45 @@ enum Command {
     Make(MakeArgs),
     /// Verify the vanilla proofs of a fixture directory against its meta.json.
     Check(CheckArgs),
+    /// Time filecoin-proofs' own seal_commit_phase2 (PoRep C2) on one C1
+    /// output, N requests in a row, each proof checked with verify_seal.
+    C2Bench(C2BenchArgs),
+}
+
+#[derive(Args)]
+struct C2BenchArgs {
+    /// The C1 output: filecoin-proofs' form (c1.json), filecoin-proofs-api's
+    /// JSON, or Curio's wrapper (c1-curio.json).
+    #[arg(long)]
+    c1: PathBuf,
+    /// The fixture's meta.json (ids, sector size); default: meta.json next
+    /// to the C1 file, if there is one.
+    #[arg(long)]
+    meta: Option<PathBuf>,
+    /// The parameter directory (v28-<id>.params and .vk under
+    /// filecoin-proofs' names, as `cuzk setup` writes them).
+    #[arg(long)]
+    param_dir: PathBuf,
+    /// seal_commit_phase2 calls, one after another; the first also loads
+    /// the parameters.
+    #[arg(long, default_value_t = 1)]
+    requests: usize,
+    /// Write the run's record here.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Default: meta.json's.
+    #[arg(long)]
+    miner_id: Option<u64>,
+    /// Default: the Curio wrapper's SectorNum, else meta.json's.
+    #[arg(long)]
+    sector_id: Option<u64>,
+    /// Default: the C1 output's registered proof (api and Curio forms), else
+    /// meta.json's.
+    #[arg(long, value_enum)]
+    sector_size: Option<SectorSize>,
+    /// The git revision to record (default: $CUZK_GIT_REV).
+    #[arg(long)]
+    rev: Option<String>,
 }
 
 #[derive(Args)]
@@ -99,9 +141,17 @@ fn use_work_dir(work: &Path) -> Result<()> {
     Ok(())
 }
 
-fn main() -> Result<()> {
+fn main() {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    match Cli::parse().command {
+    if let Err(err) = run(Cli::parse()) {
+        // One line: the error and its causes.
+        eprintln!("fil-fixtures: error: {err:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
         Command::Make(args) => {
             let work = args.work.dir();
             use_work_dir(&work)?;
@@ -121,6 +171,21 @@ fn main() -> Result<()> {
             use_work_dir(&args.work.dir())?;
             check::check_fixture(&args.dir)?;
             eprintln!("{} checks out", args.dir.display());
+        }
+        Command::C2Bench(args) => {
+            // Before anything touches filecoin-proofs' settings.
+            let param_dir = c2bench::use_param_dir(&args.param_dir)?;
+            let opts = BenchOptions {
+                c1: args.c1,
+                meta: args.meta,
+                requests: args.requests,
+                json: args.json,
+                miner_id: args.miner_id,
+                sector_id: args.sector_id,
+                sector_size: args.sector_size,
+                rev: args.rev,
+            };
+            c2bench::run(&opts, &param_dir)?;
         }
     }
     Ok(())
