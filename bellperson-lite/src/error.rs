@@ -103,7 +103,7 @@ impl fmt::Display for Place {
 #[derive(Debug, thiserror::Error)]
 pub enum ParamsError {
     /// A file operation failed; names the file and says what went wrong.
-    #[error("parameters file {}: {source}", path.display())]
+    #[error("parameters file {}", path.display())]
     File {
         /// The file.
         path: PathBuf,
@@ -112,7 +112,7 @@ pub enum ParamsError {
         source: Box<ParamsError>,
     },
     /// The underlying reader or writer failed (not an early end).
-    #[error("i/o: {0}")]
+    #[error(transparent)]
     Io(#[from] io::Error),
     /// The data ends inside `section`, at `place`.
     #[error("truncated: data ends in {section}{place}")]
@@ -172,7 +172,7 @@ pub enum ParamsError {
         got: usize,
     },
     /// The circuit cannot be checked: its domain would be too large.
-    #[error("circuit: {0}")]
+    #[error("circuit")]
     Circuit(#[from] SynthesisError),
 }
 
@@ -217,7 +217,7 @@ pub enum ProofError {
         fault: PointFault,
     },
     /// The underlying reader or writer failed.
-    #[error("i/o: {0}")]
+    #[error(transparent)]
     Io(#[from] io::Error),
 }
 
@@ -260,10 +260,10 @@ pub enum VerificationError {
 #[derive(Debug, thiserror::Error)]
 pub enum ProverError {
     /// The native prover failed.
-    #[error("native prover: {0}")]
+    #[error(transparent)]
     Native(#[from] supraseal_c2::Error),
     /// A circuit could not be synthesized.
-    #[error("synthesis: {0}")]
+    #[error("synthesis")]
     Synthesis(#[from] SynthesisError),
     /// Assignment `index` lacks its input constraints (see
     /// [`crate::ProvingAssignment::seal`]).

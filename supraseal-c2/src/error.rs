@@ -18,7 +18,7 @@ pub enum Error {
     },
     /// The CUDA backend was asked for and cannot be had (never a silent
     /// fall-back to the CPU).
-    #[error("CUDA backend unavailable: {0}")]
+    #[error("CUDA backend unavailable")]
     CudaUnavailable(#[from] CudaUnavailable),
     /// A CUDA call failed (out of memory, a failed launch, ...). The lock was
     /// released and the device stays usable for the next call.
@@ -28,8 +28,9 @@ pub enum Error {
         call: String,
         /// The runtime's error name and description, and where it was called.
         detail: String,
-        /// The exception as it crossed the bridge.
-        source: cxx::Exception,
+        /// The exception as it crossed the bridge. Not a cause: the
+        /// message above is its text, read back.
+        exception: cxx::Exception,
     },
     /// The proving key does not fit the device, not even streamed from host
     /// memory (the H workspace and two point windows must fit).
@@ -41,11 +42,12 @@ pub enum Error {
         needed: u64,
         /// Free bytes on the device (or the lock's limit, if lower).
         available: u64,
-        /// The exception as it crossed the bridge.
-        source: cxx::Exception,
+        /// The exception as it crossed the bridge. Not a cause: the
+        /// message above is its text, read back.
+        exception: cxx::Exception,
     },
     /// Any other native exception (named by its message).
-    #[error("native prover: {0}")]
+    #[error("native prover")]
     Native(#[source] cxx::Exception),
 }
 
@@ -58,7 +60,7 @@ impl From<cxx::Exception> for Error {
             return Error::Cuda {
                 call,
                 detail,
-                source: e,
+                exception: e,
             };
         }
         if let Some((device, needed, available)) = parse_device_memory(e.what()) {
@@ -66,7 +68,7 @@ impl From<cxx::Exception> for Error {
                 device,
                 needed,
                 available,
-                source: e,
+                exception: e,
             };
         }
         Error::Native(e)
