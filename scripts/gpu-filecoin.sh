@@ -16,7 +16,7 @@
 # cuzk-filecoin/fixtures/, other sizes from $FIXTURES/SIZE (made by
 # tools/fil-fixtures; default gpu-bundle/fixtures). Logs and JSON go to $OUT
 # (default gpu-results/); parameters to $PARAMS (default /tmp/fil-params).
-# BACKEND=cpu runs the benches on the CPU backend (a check without a GPU).
+# STEP_TIMEOUT (seconds, default 900) bounds each step. BACKEND=cpu runs the benches on the CPU backend (a check without a GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${CUZK:-gpu-bundle/cuzk}
@@ -56,14 +56,14 @@ inputs() {
         snap-deals)
             local v=""
             for p in $(ls "$fx"/snap/partition-*.bin | sort -t- -k2 -n); do v="$v --vanilla $p"; done
-            echo "--comm-r-old $(meta "$fx" comm_r_old snap) --comm-r-new $(meta "$fx" comm_r_new snap)" \
+            echo "--miner-id $miner --comm-r-old $(meta "$fx" comm_r_old snap) --comm-r-new $(meta "$fx" comm_r_new snap)" \
                  "--comm-d-new $(meta "$fx" comm_d_new snap)$v" ;;
     esac
 }
 run() {
     local name=$1; shift
     echo "== $name: $*"
-    /usr/bin/time -f "max RSS %M KiB, wall %e s" "$@" > "$OUT/$name.log" 2>&1
+    timeout "${STEP_TIMEOUT:-900}" /usr/bin/time -f "max RSS %M KiB, wall %e s" "$@" > "$OUT/$name.log" 2>&1
     echo "   exit $?"
     grep -v $'\r' "$OUT/$name.log" | tail -n 16
 }
