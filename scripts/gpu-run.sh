@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Run ON the GPU machine, from the repository root, after
-# scripts/build-cuda.sh has filled gpu-bundle/ (the build machine needs no
-# GPU; the binaries need only glibc and the NVIDIA driver).
+# scripts/build-cuda.sh has filled gpu-bundle/tests/ (the build machine needs
+# no GPU; the binaries need only glibc and the NVIDIA driver). Carry
+# gpu-bundle/tests there (the device tool's `carry`).
 #
 #   scripts/gpu-run.sh [-- HARNESS_ARGS...]
 #
-# 1. gpu-bundle/cuzk-cuda-harness HARNESS_ARGS (e.g. --tests-only);
-# 2. every gpu-bundle/test-* executable with --ignored --test-threads=1
+# 1. gpu-bundle/tests/cuzk-cuda-harness HARNESS_ARGS (e.g. --tests-only);
+# 2. every gpu-bundle/tests/test-* executable with --ignored --test-threads=1
 #    --nocapture (and CUZK_ABC_UPLOAD=1): the tests that need a CUDA device, one at a time (each
 #    takes device 0's lock; timing tests print their tables);
 # 3. every test-* executable again without --ignored: the ordinary tests
@@ -18,7 +19,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-BUNDLE=${BUNDLE:-gpu-bundle}
+BUNDLE=${BUNDLE:-gpu-bundle/tests}
 LOGS=${OUT:-$BUNDLE/logs}
 LIMIT=${GPU_RUN_TIMEOUT:-540}
 NORMAL=${GPU_RUN_NORMAL:-1}
