@@ -12,9 +12,9 @@
 #                            2 GPU workers, every proof verified
 #   ref:SIZE:N               filecoin-proofs' seal_commit_phase2 (bellperson
 #                            0.27 + supraseal-c2) on the same C1, N requests
-# KIND: porep, snap-deals, winning-post, window-post. Fixtures: 2KiB from
-# cuzk-filecoin/fixtures/, other sizes from $FIXTURES/SIZE (made by
-# tools/fil-fixtures; default gpu-bundle/fixtures). Logs and JSON go to $OUT
+# KIND: porep, snap-deals, winning-post, window-post. Fixtures (made by
+# tools/fil-fixtures): $FIXTURES/SIZE (default gpu-bundle/fixtures) when it
+# exists, else cuzk-filecoin/fixtures/SIZE (2KiB, 8MiB, 512MiB committed). Logs and JSON go to $OUT
 # (default gpu-results/); parameters to $PARAMS (default /tmp/fil-params).
 # STEP_TIMEOUT (seconds, default 900) bounds each step. BACKEND=cpu runs the benches on the CPU backend (a check without a GPU).
 set -uo pipefail
@@ -35,7 +35,9 @@ nvidia-smi --query-gpu=timestamp,index,memory.used,utilization.gpu --format=csv,
 SAMPLER=$!
 trap 'kill $SAMPLER 2>/dev/null' EXIT
 
-fixture() { if [ "$1" = 2KiB ]; then echo cuzk-filecoin/fixtures/2KiB; else echo "$FIXTURES/$1"; fi; }
+# The fixture of a size: $FIXTURES/SIZE when it is there, else the committed
+# one (cuzk-filecoin/fixtures/SIZE; 512MiB's lacks the SnapDeals proofs).
+fixture() { if [ -d "$FIXTURES/$1" ]; then echo "$FIXTURES/$1"; else echo "cuzk-filecoin/fixtures/$1"; fi; }
 # meta FIXTURE KEY [SECTION]: a string field of meta.json (first match after SECTION).
 meta() {
     local f=$1/meta.json
