@@ -9,7 +9,10 @@
 //! `SNAP_DEALS_UPDATE`, `WINDOW_POST_PARTITION`, `WINNING_POST`) become a
 //! [`FilecoinRequest`] (its inputs parsed and its vanilla proofs verified
 //! here, at submission) proven with the key of its circuit, a proof kind at
-//! a sector size (`porep-32GiB`).
+//! a sector size (`porep-32GiB`). The size comes from `sector_size` and/or
+//! `registered_proof` (go-state-types' numbers, checked against each other
+//! and against what cuzk proves); the requests Curio's callers send are in
+//! `docs/daemon.md` (Curio compatibility) and `tests/curio.rs`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -18,7 +21,8 @@ use std::sync::Arc;
 use bellperson_lite::Parameters;
 use cuzk_engine::{Engine, EngineError, JobHandle, ProofRequest, ProvingKey, Workload};
 use cuzk_filecoin::{
-    CircuitId, FilecoinError, FilecoinRequest, PostInputs, SealIds, SectorSize, UpdateCommitments,
+    CircuitId, FilecoinError, FilecoinRequest, PostInputs, RegisteredProof, SealIds, SectorSize,
+    UpdateCommitments,
 };
 use cuzk_pipeline::PipelineError;
 use tonic::Code;
@@ -31,9 +35,6 @@ pub const MAX_SYNTHETIC_PARTITIONS: usize = 256;
 pub const MAX_MUL_CHAIN: usize = 1 << 26;
 /// Largest `sha-chain` (blocks) a request may name.
 pub const MAX_SHA_CHAIN: usize = 4096;
-
-/// Filecoin's sector sizes: 2 KiB, 8 MiB, 512 MiB, 32 GiB, 64 GiB.
-const FILECOIN_SECTOR_SIZES: [u64; 5] = [2 << 10, 8 << 20, 512 << 20, 32 << 30, 64 << 30];
 
 /// Why a request or circuit id cannot become engine work.
 #[derive(Debug, thiserror::Error)]
@@ -225,8 +226,8 @@ pub fn job_spec(req: &pb::SubmitProofRequest) -> Result<JobSpec, KindError> {
     match kind {
         ProofKind::ShaChain | ProofKind::MulChain => synthetic(kind, req, priority),
         _ => {
-            check_filecoin(kind, req)?;
-            let request = Arc::new(filecoin_request(kind, req)?);
+            let size = check_filecoin(kind, req)?;
+            let request = Arc::new(filecoin_request(kind, size, req)?);
             Ok(JobSpec {
                 kind: kind_label(kind),
                 circuit: Circuit::Filecoin(request.id()),
@@ -240,12 +241,20 @@ pub fn job_spec(req: &pb::SubmitProofRequest) -> Result<JobSpec, KindError> {
 }
 
 /// The Filecoin request of a submission whose fields `check_filecoin`
-/// passed.
+/// passed, for the sector size it found.
 fn filecoin_request(
     kind: ProofKind,
+    size: Option<SectorSize>,
     req: &pb::SubmitProofRequest,
 ) -> Result<FilecoinRequest, KindError> {
-    let size = SectorSize::from_bytes(req.sector_size)?;
+    let need_size = || {
+        size.ok_or_else(|| {
+            KindError::invalid(
+                "sector_size",
+                "neither sector_size nor registered_proof says the sector size",
+            )
+        })
+    };
     let prover_id = cuzk_filecoin::prover_id(req.miner_id);
     let post = || -> Result<PostInputs, KindError> {
         Ok(PostInputs {
@@ -260,25 +269,100 @@ fn filecoin_request(
                 prover_id,
                 sector_id: req.sector_number,
             };
-            FilecoinRequest::porep(&req.vanilla_proof, Some(size), ids)?
+            // Without a size here, the C1 output's own (Curio's wrapper and
+            // filecoin-proofs-api's form name it) is taken.
+            FilecoinRequest::porep(&req.vanilla_proof, size, ids)?
         }
         ProofKind::WinningPost => {
-            FilecoinRequest::winning_post(size, post()?, &req.vanilla_proofs)?
+            FilecoinRequest::winning_post(need_size()?, post()?, &req.vanilla_proofs)?
         }
         ProofKind::WindowPostPartition => {
-            FilecoinRequest::window_post(size, post()?, &req.vanilla_proofs)?
+            FilecoinRequest::window_post(need_size()?, post()?, &req.vanilla_proofs)?
         }
         ProofKind::SnapDealsUpdate => {
-            let comms = UpdateCommitments {
-                comm_r_old: bytes32("comm_r_old", &req.comm_r_old)?,
-                comm_r_new: bytes32("comm_r_new", &req.comm_r_new)?,
-                comm_d_new: bytes32("comm_d_new", &req.comm_d_new)?,
-            };
-            FilecoinRequest::snap_deals(size, comms, &req.vanilla_proofs)?
+            let comms =
+                UpdateCommitments::from_bytes(&req.comm_r_old, &req.comm_r_new, &req.comm_d_new)?;
+            FilecoinRequest::snap_deals(need_size()?, comms, &req.vanilla_proofs)?
         }
         _ => unreachable!("{kind:?} is not a Filecoin kind"),
     };
     Ok(request)
+}
+
+/// The Filecoin proof kind of a request's kind.
+fn filecoin_kind(kind: ProofKind) -> cuzk_filecoin::ProofKind {
+    match kind {
+        ProofKind::PorepSealCommit => cuzk_filecoin::ProofKind::PoRep,
+        ProofKind::SnapDealsUpdate => cuzk_filecoin::ProofKind::SnapDeals,
+        ProofKind::WindowPostPartition => cuzk_filecoin::ProofKind::WindowPoSt,
+        ProofKind::WinningPost => cuzk_filecoin::ProofKind::WinningPoSt,
+        _ => unreachable!("{kind:?} is not a Filecoin kind"),
+    }
+}
+
+/// The sector size of a Filecoin submission, from `sector_size` and
+/// `registered_proof` (go-state-types' number: `abi.RegisteredSealProof`
+/// for PoRep, `abi.RegisteredPoStProof` for PoSt, `abi.RegisteredUpdateProof`
+/// for SnapDeals), which must agree when both are set. A registered proof
+/// that cuzk does not prove (a synthetic or non-interactive PoRep, a V1 seal
+/// proof, a V1 WindowPoSt) is refused.
+///
+/// `registered_proof` 0 is both a real number (the 2 KiB proof of the
+/// first group: `StackedDrg2KiBV1`, `StackedDrgWinning2KiBV1`, the 2 KiB
+/// update) and what an unset field reads as. With `sector_size` set, 0
+/// is taken as unset (the size decides; nothing is lost: cuzk proves those
+/// 2 KiB WinningPoSt and update proofs anyway, and a V1 PoRep C1 output names
+/// its own proof, which is refused). With neither set, 0 is the number:
+/// 2 KiB for WinningPoSt and SnapDeals (a wrong guess cannot be proven: the
+/// vanilla proofs of another size do not parse or verify), the C1 output's
+/// own size for PoRep, and an error for WindowPoSt (0 is a WinningPoSt
+/// proof).
+fn filecoin_size(
+    kind: ProofKind,
+    req: &pb::SubmitProofRequest,
+) -> Result<Option<SectorSize>, KindError> {
+    let fil = filecoin_kind(kind);
+    let size = match req.sector_size {
+        0 => None,
+        bytes => Some(SectorSize::from_bytes(bytes).map_err(|_| {
+            KindError::invalid(
+                "sector_size",
+                format!("{bytes} bytes is not a Filecoin sector size"),
+            )
+        })?),
+    };
+    let registered = match (req.registered_proof, size, fil) {
+        (0, Some(_), _) | (0, None, cuzk_filecoin::ProofKind::PoRep) => None,
+        (0, None, cuzk_filecoin::ProofKind::WindowPoSt) => {
+            return Err(KindError::invalid(
+                "sector_size",
+                "neither sector_size nor registered_proof is set \
+                 (registered_proof 0 is StackedDrgWinning2KiBV1, a WinningPoSt proof)",
+            ))
+        }
+        (number, _, _) => Some(
+            RegisteredProof::from_number(fil, number)
+                .map_err(|e| KindError::invalid("registered_proof", e.to_string()))?,
+        ),
+    };
+    let Some(registered) = registered else {
+        return Ok(size);
+    };
+    if let Some(size) = size.filter(|&s| s != registered.size) {
+        return Err(KindError::invalid(
+            "registered_proof",
+            format!(
+                "sector_size {} ({size}) and registered_proof {} ({}) disagree",
+                req.sector_size,
+                registered.number(),
+                registered.name()
+            ),
+        ));
+    }
+    registered
+        .check_proven()
+        .map_err(|e| KindError::invalid("registered_proof", e.to_string()))?;
+    Ok(Some(registered.size))
 }
 
 /// A 32-byte field (a commitment, randomness).
@@ -357,14 +441,13 @@ fn check_synthetic_size(workload: Workload) -> Result<(), KindError> {
     Ok(())
 }
 
-/// The fields each Filecoin kind cannot do without.
-fn check_filecoin(kind: ProofKind, req: &pb::SubmitProofRequest) -> Result<(), KindError> {
-    if !FILECOIN_SECTOR_SIZES.contains(&req.sector_size) {
-        return Err(KindError::invalid(
-            "sector_size",
-            format!("{} bytes is not a Filecoin sector size", req.sector_size),
-        ));
-    }
+/// The fields each Filecoin kind cannot do without; answers the sector
+/// size (`None`: a PoRep whose C1 output is to say it).
+fn check_filecoin(
+    kind: ProofKind,
+    req: &pb::SubmitProofRequest,
+) -> Result<Option<SectorSize>, KindError> {
+    let size = filecoin_size(kind, req)?;
     match kind {
         ProofKind::PorepSealCommit => {
             if req.vanilla_proof.is_empty() {
@@ -391,7 +474,7 @@ fn check_filecoin(kind: ProofKind, req: &pb::SubmitProofRequest) -> Result<(), K
         }
         _ => {}
     }
-    Ok(())
+    Ok(size)
 }
 
 #[cfg(test)]
@@ -480,7 +563,7 @@ mod tests {
             ..porep.clone()
         });
         assert_eq!(code, Code::InvalidArgument);
-        assert!(text.starts_with("comm_r_old"), "{text}");
+        assert!(text.contains("comm_r_old: 31 bytes"), "{text}");
         let (code, text) = err(pb::SubmitProofRequest {
             vanilla_proof: b"\x00\x01garbage".to_vec(),
             ..porep.clone()

@@ -34,6 +34,15 @@ pub enum FilecoinError {
         /// The accepted names.
         expected: String,
     },
+    /// A registered proof that cuzk does not prove (a synthetic or
+    /// non-interactive PoRep, a V1 seal proof, a V1 WindowPoSt).
+    #[error("{proof} is not supported: cuzk proves {instead}")]
+    Unsupported {
+        /// The registered proof asked for (name and number).
+        proof: String,
+        /// The one cuzk proves for that kind and size.
+        instead: String,
+    },
     /// A parameter file that should be there is not.
     #[error("missing parameter file {}", path.display())]
     MissingParams {

@@ -11,6 +11,9 @@
 //!   compiled shape and test parameters come from it, and the parameter
 //!   files' names (`v28-<id>.params` / `.vk`) are filecoin-proofs' own.
 //! - [`params`] finds, loads and writes parameter files.
+//! - [`RegisteredProof`] maps go-state-types' registered proof numbers to
+//!   a kind, version and size (and says which cuzk proves); [`commitment`]
+//!   reads a commitment sent as 32 bytes or as a commitment CID.
 //!
 //! storage-proofs' circuits implement bellperson 0.27's traits
 //! (bellpepper-core 0.2); `bellperson_lite::CircuitV02` adapts them.
@@ -34,6 +37,7 @@
 #![forbid(unsafe_code)]
 
 mod circuits;
+mod commitment;
 mod error;
 pub mod params;
 mod porep;
@@ -43,10 +47,11 @@ mod request;
 mod update;
 
 pub use circuits::Partitions;
+pub use commitment::{commitment, commitment_cid, CommitmentKind};
 pub use error::FilecoinError;
 pub use porep::SealIds;
 pub use post::PostInputs;
-pub use registry::{size_of_seal_proof_name, ProofKind, SectorSize};
+pub use registry::{size_of_seal_proof_name, ProofKind, ProofVersion, RegisteredProof, SectorSize};
 pub use request::{CircuitId, FilecoinRequest};
 pub use update::UpdateCommitments;
 

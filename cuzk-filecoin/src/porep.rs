@@ -12,7 +12,7 @@ use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, Stack
 
 use crate::circuits::{Blank, BlankCircuit, Compound};
 use crate::error::bad;
-use crate::registry::{size_of_seal_proof_name, with_tree};
+use crate::registry::{with_tree, RegisteredProof};
 use crate::request::{FilecoinRequest, Verifier};
 use crate::{FilecoinError, ProofKind, SectorSize};
 
@@ -70,13 +70,28 @@ pub(crate) fn parse_c1(bytes: &[u8]) -> Result<C1Json, FilecoinError> {
         let name = name
             .as_str()
             .ok_or_else(|| bad("C1 output", "registered_proof is not a string"))?;
-        size = Some(size_of_seal_proof_name(name)?);
-        // The api form tags the proofs: {"StackedDrg2KiBV1": [...]}.
+        // A synthetic or non-interactive PoRep, or a V1 seal proof, has
+        // other challenges (and porep_id): refused here, by name.
+        let registered = RegisteredProof::from_name(ProofKind::PoRep, name)
+            .and_then(RegisteredProof::check_proven)
+            .map_err(|e| bad("C1 output", e))?;
+        size = Some(registered.size);
+        // The api form tags the proofs by size: {"StackedDrg2KiBV1": [...]}.
         let tagged = map
             .remove("vanilla_proofs")
             .ok_or_else(|| bad("C1 output", "no vanilla_proofs"))?;
         let untagged = match tagged {
-            Value::Object(tag) if tag.len() == 1 => tag.into_iter().next().expect("one").1,
+            Value::Object(tag) if tag.len() == 1 => {
+                let (tag, proofs) = tag.into_iter().next().expect("one");
+                let want = format!("StackedDrg{}V1", registered.size);
+                if tag != want {
+                    return Err(bad(
+                        "C1 output",
+                        format!("its vanilla_proofs are tagged {tag}, a {name} C1 has {want}"),
+                    ));
+                }
+                proofs
+            }
             _ => return Err(bad("C1 output", "vanilla_proofs is not tagged by proof")),
         };
         map.insert("vanilla_proofs".to_owned(), untagged);
@@ -145,6 +160,27 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
             size,
         });
     }
+    // verify_seal derives the replica id from the prover id, sector number,
+    // ticket, comm_d and porep_id: a C1 output of another miner or sector
+    // (or seal proof) would give a proof that it rejects.
+    let replica_id = stacked::generate_replica_id::<Tree::Hasher, _>(
+        &ids.prover_id,
+        ids.sector_id,
+        &out.ticket,
+        comm_d,
+        &config.porep_id,
+    );
+    if replica_id != out.replica_id {
+        return Err(bad(
+            "C1 output",
+            format!(
+                "its replica_id is not that of sector {} of {} sealed as {}",
+                ids.sector_id,
+                miner_of(&ids.prover_id),
+                RegisteredProof::proven(ProofKind::PoRep, size)
+            ),
+        ));
+    }
     let (comm_r, comm_d, ticket, seed) = (out.comm_r, out.comm_d, out.ticket, out.seed);
     let verifier: Verifier = Box::new(move |proof: &[u8]| {
         filecoin_proofs::verify_seal::<Tree>(
@@ -169,4 +205,21 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
         Box::new(partitions),
         verifier,
     ))
+}
+
+/// "miner N" for a prover id that is the LEB128 form of N, else the prover
+/// id in hex.
+fn miner_of(prover_id: &[u8; 32]) -> String {
+    let mut miner = 0u64;
+    for (i, &byte) in prover_id.iter().enumerate().take(10) {
+        miner |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            if crate::prover_id(miner) == *prover_id {
+                return format!("miner {miner}");
+            }
+            break;
+        }
+    }
+    let hex: String = prover_id.iter().map(|b| format!("{b:02x}")).collect();
+    format!("prover id {hex}")
 }

@@ -217,19 +217,203 @@ impl FromStr for SectorSize {
 }
 
 /// The sector size of a registered seal proof's name as filecoin-proofs-api
-/// writes it (`StackedDrg2KiBV1`, `StackedDrg32GiBV1_1`, ...).
+/// writes it (`StackedDrg2KiBV1`, `StackedDrg32GiBV1_1`, ...), whichever
+/// variant it names.
 pub fn size_of_seal_proof_name(name: &str) -> Result<SectorSize, FilecoinError> {
-    let size = name
-        .strip_prefix("StackedDrg")
-        .and_then(|rest| rest.split_once('V'))
-        .map(|(size, _)| size);
-    match size.and_then(|s| s.parse::<SectorSize>().ok()) {
-        Some(size) => Ok(size),
-        None => Err(FilecoinError::Unknown {
-            what: "registered seal proof",
-            name: name.to_owned(),
-            expected: "StackedDrg<size>V1 or StackedDrg<size>V1_1".to_owned(),
-        }),
+    RegisteredProof::from_name(ProofKind::PoRep, name).map(|p| p.size)
+}
+
+/// Which version (or feature) of a proof kind a registered proof is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProofVersion {
+    /// Seal `StackedDrg*V1` (API 1.0.0), `StackedDrgWinning*V1`,
+    /// `StackedDrgWindow*V1` (API 1.0.0), update `StackedDrg*V1`.
+    V1,
+    /// Seal `StackedDrg*V1_1` (API 1.1.0): the seal proof the network uses.
+    V1_1,
+    /// Seal `StackedDrg*V1_1_Feat_SyntheticPoRep` (API 1.2.0).
+    SyntheticPoRep,
+    /// Seal `StackedDrg*V1_2_Feat_NonInteractivePoRep` (API 1.2.0).
+    NiPoRep,
+    /// `StackedDrgWindow*V1_2` (API 1.2.0, the grindability fix), which
+    /// go-state-types and lotus call `StackedDrgWindow*V1_1`.
+    V1_2,
+}
+
+/// A registered proof: a proof kind, its version and its sector size, as
+/// go-state-types numbers them (`abi.RegisteredSealProof` for PoRep,
+/// `abi.RegisteredPoStProof` for both PoSts, `abi.RegisteredUpdateProof`
+/// for SnapDeals) and filecoin-proofs-api names them.
+///
+/// | numbers | kind | proof |
+/// | --- | --- | --- |
+/// | 0-4 | PoRep | `StackedDrg<size>V1` |
+/// | 5-9 | PoRep | `StackedDrg<size>V1_1` (proven) |
+/// | 10-14 | PoRep | `StackedDrg<size>V1_1_Feat_SyntheticPoRep` |
+/// | 15-19 | PoRep | `StackedDrg<size>V1_2_Feat_NonInteractivePoRep` |
+/// | 0-4 | PoSt | `StackedDrgWinning<size>V1` (proven) |
+/// | 5-9 | PoSt | `StackedDrgWindow<size>V1` |
+/// | 10-14 | PoSt | `StackedDrgWindow<size>V1_2` (proven; go-state-types' `V1_1`) |
+/// | 0-4 | SnapDeals | `StackedDrg<size>V1` (proven) |
+///
+/// Within each group of five the sizes go 2 KiB, 8 MiB, 512 MiB, 32 GiB,
+/// 64 GiB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RegisteredProof {
+    /// The proof kind (WinningPoSt and WindowPoSt share one numbering).
+    pub kind: ProofKind,
+    /// The version or feature.
+    pub version: ProofVersion,
+    /// The sector size.
+    pub size: SectorSize,
+}
+
+impl RegisteredProof {
+    /// The proof cuzk makes for `kind` at `size`: seal `V1_1`, WinningPoSt
+    /// `V1`, WindowPoSt `V1_2`, update `V1`.
+    pub fn proven(kind: ProofKind, size: SectorSize) -> Self {
+        let version = match kind {
+            ProofKind::PoRep => ProofVersion::V1_1,
+            ProofKind::WinningPoSt | ProofKind::SnapDeals => ProofVersion::V1,
+            ProofKind::WindowPoSt => ProofVersion::V1_2,
+        };
+        RegisteredProof {
+            kind,
+            version,
+            size,
+        }
+    }
+
+    /// The registered proof numbered `number` among `kind`'s (PoRep: seal
+    /// proofs; WinningPoSt and WindowPoSt: PoSt proofs, and it must be one
+    /// of that PoSt; SnapDeals: update proofs). Any registered proof is
+    /// returned, also one cuzk does not prove: see [`Self::check_proven`].
+    pub fn from_number(kind: ProofKind, number: u64) -> Result<Self, FilecoinError> {
+        use ProofVersion::*;
+        let group = number / 5;
+        let version = match (kind, group) {
+            (ProofKind::PoRep, 0) => Some(V1),
+            (ProofKind::PoRep, 1) => Some(V1_1),
+            (ProofKind::PoRep, 2) => Some(SyntheticPoRep),
+            (ProofKind::PoRep, 3) => Some(NiPoRep),
+            (ProofKind::WinningPoSt, 0) | (ProofKind::SnapDeals, 0) => Some(V1),
+            (ProofKind::WindowPoSt, 1) => Some(V1),
+            (ProofKind::WindowPoSt, 2) => Some(V1_2),
+            _ => None,
+        };
+        let Some(version) = version else {
+            let why = match (kind, group) {
+                (ProofKind::WinningPoSt, 1 | 2) => format!(
+                    "{} is a WindowPoSt proof",
+                    RegisteredProof::from_number(ProofKind::WindowPoSt, number)?.name()
+                ),
+                (ProofKind::WindowPoSt, 0) => format!(
+                    "{} is a WinningPoSt proof",
+                    RegisteredProof::from_number(ProofKind::WinningPoSt, number)?.name()
+                ),
+                _ => format!("no registered {} proof has that number", family(kind)),
+            };
+            return Err(crate::error::bad(
+                format!("registered proof {number}"),
+                format!("{why} ({kind} takes {})", numbers(kind)),
+            ));
+        };
+        let size = SectorSize::ALL[(number % 5) as usize];
+        Ok(RegisteredProof {
+            kind,
+            version,
+            size,
+        })
+    }
+
+    /// The registered proof of `kind` named `name` as filecoin-proofs-api
+    /// names it (`StackedDrg32GiBV1_1`, `StackedDrgWindow2KiBV1_2`, ...).
+    pub fn from_name(kind: ProofKind, name: &str) -> Result<Self, FilecoinError> {
+        (0..20)
+            .filter_map(|n| RegisteredProof::from_number(kind, n).ok())
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                crate::error::bad(
+                    "registered proof",
+                    format!("'{name}' is not a registered {} proof", family(kind)),
+                )
+            })
+    }
+
+    /// Its go-state-types number.
+    pub fn number(&self) -> u64 {
+        use ProofVersion::*;
+        let group = match (self.kind, self.version) {
+            (ProofKind::PoRep, V1) => 0,
+            (ProofKind::PoRep, V1_1) => 1,
+            (_, SyntheticPoRep) => 2,
+            (_, NiPoRep) => 3,
+            (ProofKind::WindowPoSt, V1) => 1,
+            (_, V1_2) => 2,
+            (_, _) => 0,
+        };
+        group * 5 + self.size.index()
+    }
+
+    /// Its filecoin-proofs-api name (`StackedDrg32GiBV1_1`,
+    /// `StackedDrgWinning2KiBV1`, `StackedDrgWindow32GiBV1_2`).
+    pub fn name(&self) -> String {
+        let post = match self.kind {
+            ProofKind::WinningPoSt => "Winning",
+            ProofKind::WindowPoSt => "Window",
+            ProofKind::PoRep | ProofKind::SnapDeals => "",
+        };
+        let version = match self.version {
+            ProofVersion::V1 => "V1",
+            ProofVersion::V1_1 => "V1_1",
+            ProofVersion::SyntheticPoRep => "V1_1_Feat_SyntheticPoRep",
+            ProofVersion::NiPoRep => "V1_2_Feat_NonInteractivePoRep",
+            ProofVersion::V1_2 => "V1_2",
+        };
+        format!("StackedDrg{post}{}{version}", self.size)
+    }
+
+    /// Whether cuzk proves it (see [`Self::proven`]).
+    pub fn is_proven(&self) -> bool {
+        *self == RegisteredProof::proven(self.kind, self.size)
+    }
+
+    /// Itself, if cuzk proves it; otherwise an error saying which proof it
+    /// is and which cuzk proves instead (a synthetic or non-interactive
+    /// PoRep, a V1 seal proof, a V1 WindowPoSt).
+    pub fn check_proven(self) -> Result<Self, FilecoinError> {
+        if self.is_proven() {
+            return Ok(self);
+        }
+        let instead = RegisteredProof::proven(self.kind, self.size);
+        Err(FilecoinError::Unsupported {
+            proof: self.to_string(),
+            instead: instead.to_string(),
+        })
+    }
+}
+
+impl fmt::Display for RegisteredProof {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name(), self.number())
+    }
+}
+
+fn family(kind: ProofKind) -> &'static str {
+    match kind {
+        ProofKind::PoRep => "seal",
+        ProofKind::WinningPoSt => "WinningPoSt",
+        ProofKind::WindowPoSt => "WindowPoSt",
+        ProofKind::SnapDeals => "update",
+    }
+}
+
+fn numbers(kind: ProofKind) -> &'static str {
+    match kind {
+        ProofKind::PoRep => "abi.RegisteredSealProof 0-19, and proves 5-9",
+        ProofKind::WinningPoSt => "abi.RegisteredPoStProof 0-4",
+        ProofKind::WindowPoSt => "abi.RegisteredPoStProof 5-14, and proves 10-14",
+        ProofKind::SnapDeals => "abi.RegisteredUpdateProof 0-4",
     }
 }
 

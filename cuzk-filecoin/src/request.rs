@@ -128,11 +128,23 @@ impl FilecoinRequest {
     }
 
     /// PoRep C2 from a C1 output (filecoin-proofs' JSON, filecoin-proofs-api's
-    /// JSON, or Curio's wrapper). `size` is the size the caller expects
-    /// (e.g. its parameters'); the C1 must be for it. Without one, the
-    /// size the C1 names is taken.
+    /// JSON, or Curio's wrapper of either, also of Curio's `Commit1OutRaw`).
+    /// `size` is the size the caller expects (e.g. its parameters'); the C1
+    /// must be for it. Without one, the size the C1 names is taken. A C1
+    /// that names a registered proof cuzk does not prove (synthetic or
+    /// non-interactive PoRep, V1), or a sector (Curio's `SectorNum`) or
+    /// replica id other than `ids` give, is refused.
     pub fn porep(c1: &[u8], size: Option<SectorSize>, ids: SealIds) -> Result<Self, FilecoinError> {
         let c1 = porep::parse_c1(c1)?;
+        if let Some(named) = c1.sector_num.filter(|&n| n != ids.sector_id) {
+            return Err(crate::error::bad(
+                "C1 output",
+                format!(
+                    "it is for sector {named} (SectorNum), not {}",
+                    ids.sector_id
+                ),
+            ));
+        }
         let size = match (size, c1.size) {
             (Some(want), Some(got)) if want != got => {
                 return Err(crate::error::bad(

@@ -14,7 +14,7 @@ use crate::circuits::{Blank, BlankCircuit, Compound};
 use crate::error::bad;
 use crate::registry::with_tree;
 use crate::request::{FilecoinRequest, Verifier};
-use crate::{FilecoinError, ProofKind, SectorSize};
+use crate::{commitment, CommitmentKind, FilecoinError, ProofKind, SectorSize};
 
 type Scheme<Tree> = EmptySectorUpdate<Tree>;
 type Circuit<Tree> = EmptySectorUpdateCircuit<Tree>;
@@ -29,6 +29,23 @@ pub struct UpdateCommitments {
     pub comm_r_new: [u8; 32],
     /// The new data's commitment.
     pub comm_d_new: [u8; 32],
+}
+
+impl UpdateCommitments {
+    /// The commitments as a caller sends them, each 32 raw bytes or a
+    /// commitment CID's bytes (comm_r_old and comm_r_new sealed, comm_d_new
+    /// unsealed; see [`commitment`]).
+    pub fn from_bytes(
+        comm_r_old: &[u8],
+        comm_r_new: &[u8],
+        comm_d_new: &[u8],
+    ) -> Result<Self, FilecoinError> {
+        Ok(UpdateCommitments {
+            comm_r_old: commitment("comm_r_old", comm_r_old, CommitmentKind::Sealed)?,
+            comm_r_new: commitment("comm_r_new", comm_r_new, CommitmentKind::Sealed)?,
+            comm_d_new: commitment("comm_d_new", comm_d_new, CommitmentKind::Unsealed)?,
+        })
+    }
 }
 
 /// The blank update circuit at `size`.
