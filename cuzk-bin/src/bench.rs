@@ -1,5 +1,6 @@
 //! `cuzk bench`: run proof requests through the engine and report
-//! throughput, GPU efficiency, lock gaps and stage medians.
+//! throughput, lock occupancy and measured GPU utilization, lock gaps and
+//! stage medians. Every request proof is verified unless `--no-verify`.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -20,7 +21,10 @@ use cuzk_pipeline::{
 use rayon::prelude::*;
 use supraseal_c2::monotonic_ns;
 
+use crate::checks::{positive, writable_output};
 use crate::config::FileConfig;
+use crate::gpu_util::Sampler;
+use crate::machine::Machine;
 use crate::report::BenchReport;
 
 /// What `bench` and `sweep` both take: the work, the devices, the key.
@@ -59,8 +63,11 @@ pub struct RunArgs {
     /// Synthesize one request's partitions once and reuse them, to measure the GPU side alone
     #[arg(long)]
     pub cached_synthesis: bool,
-    /// Verify every request proof (batch verification) before counting it
+    /// Do not verify the request proofs (they are batch-verified by default); the report then says so
     #[arg(long)]
+    pub no_verify: bool,
+    /// Verification is the default; kept so that older command lines run
+    #[arg(long, hide = true, conflicts_with = "no_verify")]
     pub verify: bool,
     #[command(flatten)]
     pub fil: crate::filecoin::KindArgs,
@@ -105,12 +112,12 @@ pub enum BenchError {
     /// The backend name is not auto, cpu or cuda.
     #[error("bad --backend")]
     Backend(#[source] supraseal_c2::ParseBackendError),
-    /// A count that must be positive is zero.
-    #[error("{0} must be at least 1")]
-    Zero(&'static str),
+    /// A count that must be positive, an output that cannot be written.
+    #[error(transparent)]
+    Input(#[from] crate::checks::InputError),
     /// The workload name or size is bad.
-    #[error("bad workload")]
-    Workload(#[source] PipelineError),
+    #[error(transparent)]
+    Workload(PipelineError),
     /// Synthesizing the cached partitions failed.
     #[error("synthesizing partition {partition} for --cached-synthesis failed")]
     Synthesis {
@@ -120,6 +127,9 @@ pub enum BenchError {
         #[source]
         source: PipelineError,
     },
+    /// The flags and config file describe an engine that cannot work.
+    #[error("invalid engine configuration")]
+    Config(#[from] cuzk_engine::ConfigError),
     /// The engine could not be built.
     #[error("cannot start the engine")]
     Engine(#[source] EngineError),
@@ -223,7 +233,7 @@ impl Plan {
             engine: EngineConfig {
                 devices,
                 queue_depth: run.queue_depth.or(engine.queue_depth),
-                verify: run.verify || engine.verify.unwrap_or(false),
+                verify: run.verify || (!run.no_verify && engine.verify.unwrap_or(true)),
                 backend,
                 synthesis: match run.synthesis.as_deref().or(engine.synthesis.as_deref()) {
                     Some(mode) => mode.parse().map_err(BenchError::Workload)?,
@@ -237,12 +247,8 @@ impl Plan {
             },
             shapes: Arc::default(),
         };
-        if plan.requests == 0 {
-            return Err(BenchError::Zero("--requests"));
-        }
-        if plan.partitions == 0 {
-            return Err(BenchError::Zero("--partitions"));
-        }
+        positive("--requests", plan.requests)?;
+        positive("--partitions", plan.partitions)?;
         Ok(plan)
     }
 
@@ -406,6 +412,10 @@ pub struct Measurement {
     pub backend: String,
     /// Whether every request proof was self-verified.
     pub verified: bool,
+    /// Per device (in `config.devices` order), the mean GPU utilization
+    /// NVML measured during the run (0 to 1; `None` without NVML or on the
+    /// CPU backend).
+    pub gpu_utilization: Vec<Option<f64>>,
 }
 
 /// Runs `plan` once on a fresh engine of shape `config`.
@@ -421,6 +431,13 @@ pub fn measure(
     if cached.is_none() && plan.filecoin.is_none() {
         engine.prepare(plan.workload).map_err(BenchError::Engine)?;
     }
+    let backends = engine.backends();
+    let sampler = Sampler::start(
+        backends
+            .iter()
+            .map(|&(device, backend)| (backend == supraseal_c2::Backend::Cuda).then_some(device))
+            .collect(),
+    );
     let started_ns = monotonic_ns();
     let handles: Vec<(u64, JobHandle)> = (0..plan.requests as u64)
         .map(|r| {
@@ -432,7 +449,9 @@ pub fn measure(
             (r, handle)
         })
         .collect();
-    let proofs = wait_with_progress(&engine, handles, plan.requests * plan.partitions)?;
+    let proofs = wait_with_progress(&engine, handles, plan.requests * plan.partitions);
+    let gpu_utilization = sampler.finish();
+    let proofs = proofs?;
     Ok(Measurement {
         config,
         wall_ns: monotonic_ns() - started_ns,
@@ -441,8 +460,9 @@ pub fn measure(
             .map(|p| p.completed_ns - p.submitted_ns)
             .collect(),
         metrics: engine.metrics(),
-        backend: describe_backends(&engine.backends()),
+        backend: describe_backends(&backends),
         verified: proofs.iter().all(|p| p.verified),
+        gpu_utilization,
     })
 }
 
@@ -504,25 +524,29 @@ pub fn run_bench(args: &BenchArgs, config: &FileConfig) -> Result<(), Box<dyn st
         .gpu_workers_per_device
         .or(config.engine.gpu_workers_per_device)
         .unwrap_or(defaults.gpu_workers_per_device);
+    // Refuse what cannot work before minutes of setup.
+    plan.engine.validate().map_err(BenchError::Config)?;
+    writable_output(args.json.as_ref())?;
+    writable_output(args.timeline.as_ref())?;
     let key = plan.proving_key()?;
     plan.compile_shape()?;
     let cached = plan.cached_partitions()?;
     warm_up(&plan, &key, cached.as_deref())?;
     let measurement = measure(&plan, plan.engine.clone(), &key, cached.as_deref())?;
-    let report = BenchReport::new(&plan, &measurement);
+    let report = BenchReport::new(&plan, &measurement, &Machine::this());
     print!("{}", report.summary());
     if let Some(path) = &args.json {
         write_file(path, &serde_json::to_string_pretty(&report)?)?;
     }
     if let Some(path) = &args.timeline {
         let title = format!("cuzk bench: {}", report.title());
-        write_file(path, &crate::timeline::render(&measurement.metrics, &title))?;
+        write_file(path, crate::timeline::render(&measurement.metrics, &title))?;
     }
     Ok(())
 }
 
 /// Writes `text` to `path`, naming the file on failure.
-pub fn write_file(path: &std::path::Path, text: &str) -> Result<(), BenchError> {
+pub fn write_file(path: &std::path::Path, text: impl AsRef<[u8]>) -> Result<(), BenchError> {
     std::fs::write(path, text).map_err(|source| BenchError::Write {
         path: path.to_owned(),
         source,

@@ -96,6 +96,13 @@ struct JobArgs {
 }
 
 impl JobArgs {
+    /// Refuses a zero size or partition count before the daemon is called.
+    fn check(&self) -> Result<(), crate::checks::InputError> {
+        crate::checks::positive("--size", usize::try_from(self.size).unwrap_or(usize::MAX))?;
+        crate::checks::positive("--partitions", self.partitions as usize)?;
+        Ok(())
+    }
+
     fn request(&self) -> Result<pb::SubmitProofRequest, Box<dyn std::error::Error>> {
         let kind = match self.kind.as_str() {
             "mul-chain" => ProofKind::MulChain,
@@ -141,6 +148,15 @@ pub fn client(args: &ClientArgs) -> CliResult {
 }
 
 async fn run(args: &ClientArgs) -> CliResult {
+    match &args.command {
+        ClientCommand::Submit(job) => job.check()?,
+        ClientCommand::Prove { job, out } => {
+            job.check()?;
+            crate::checks::writable_output(out.as_ref())?;
+        }
+        ClientCommand::Await { out, .. } => crate::checks::writable_output(out.as_ref())?,
+        _ => {}
+    }
     let mut client = cuzk_daemon::client::connect(&args.addr).await?;
     match &args.command {
         ClientCommand::Submit(job) => {

@@ -91,6 +91,7 @@ pub fn setup(args: &KindArgs) -> CliResult {
     let size = args.size()?.ok_or("--sector-size is missing")?;
     let id = CircuitId::new(args.kind()?, size);
     let dir = args.dir();
+    crate::checks::writable_dir(&dir)?;
     eprintln!(
         "generating test parameters for {id} into {} ...",
         dir.display()
@@ -156,9 +157,15 @@ pub fn request(kind: &KindArgs, input: &InputArgs) -> Result<FilecoinRequest, An
 }
 
 /// `cuzk prove --kind K ... --out FILE`: proves on one device (or the CPU)
-/// and checks the proof with filecoin-proofs' verifier before writing it.
-pub fn prove(kind: &KindArgs, input: &InputArgs, out: &Path, backend: &str) -> CliResult {
-    check_writable(out)?;
+/// and, when `verify`, checks the proof with filecoin-proofs' verifier
+/// before writing it. The caller has checked that `out` can be written.
+pub fn prove(
+    kind: &KindArgs,
+    input: &InputArgs,
+    out: &Path,
+    backend: &str,
+    verify: bool,
+) -> CliResult {
     let dir = kind.dir();
     params::point_filecoin_proofs_at(&dir)?;
     let request = request(kind, input)?;
@@ -179,12 +186,19 @@ pub fn prove(kind: &KindArgs, input: &InputArgs, out: &Path, backend: &str) -> C
         request.partitions().count(),
         started.elapsed().as_secs_f64()
     );
-    check_filecoin_proofs(&request, &dir, &proof)?;
-    std::fs::write(out, &proof).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    if verify {
+        check_filecoin_proofs(&request, &dir, &proof)?;
+    }
+    crate::bench::write_file(out, &proof)?;
     eprintln!(
-        "wrote {} ({} bytes), verified by filecoin-proofs",
+        "wrote {} ({} bytes), {}",
         out.display(),
-        proof.len()
+        proof.len(),
+        if verify {
+            "verified by filecoin-proofs"
+        } else {
+            "NOT verified (--no-verify)"
+        }
     );
     Ok(())
 }
@@ -215,23 +229,6 @@ fn check_filecoin_proofs(request: &FilecoinRequest, dir: &Path, proof: &[u8]) ->
 
 fn read(path: &Path) -> Result<Vec<u8>, AnyError> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()).into())
-}
-
-/// Refuses an output path whose directory does not exist, before any work.
-fn check_writable(out: &Path) -> CliResult {
-    let dir = match out.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if !dir.is_dir() {
-        return Err(format!(
-            "cannot write {}: no directory {}",
-            out.display(),
-            dir.display()
-        )
-        .into());
-    }
-    Ok(())
 }
 
 fn hex32(value: Option<&str>, flag: &str) -> Result<[u8; 32], AnyError> {

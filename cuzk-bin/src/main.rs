@@ -4,10 +4,13 @@
 #![forbid(unsafe_code)]
 
 mod bench;
+mod checks;
 mod client;
 mod config;
 mod filecoin;
+mod gpu_util;
 mod keys;
+mod machine;
 mod report;
 mod serve;
 mod single;
@@ -21,7 +24,7 @@ use clap::{Parser, Subcommand};
 
 /// cuzk: a Groth16 proving engine for Filecoin-style proofs on BLS12-381.
 #[derive(Parser)]
-#[command(name = "cuzk", version, about)]
+#[command(name = "cuzk", version = machine::VERSION, about)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -35,7 +38,7 @@ enum Command {
     Prove(single::ProveArgs),
     /// Verify a request proof; exit 1 naming the first partition that fails.
     Verify(single::VerifyArgs),
-    /// Run requests through the engine and report throughput and GPU efficiency.
+    /// Run requests through the engine and report throughput, lock occupancy and GPU utilization.
     Bench(bench::BenchArgs),
     /// Run the bench over a grid of worker counts.
     Sweep(sweep::SweepArgs),

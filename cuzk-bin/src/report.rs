@@ -2,8 +2,15 @@
 //!
 //! The JSON holds every lock hold (`lock_holds`: device, worker, taken_ns,
 //! released_ns, with the prover's phase lengths) and every synthesis span,
-//! on the prover's monotonic clock, so anyone can recompute efficiency and
-//! overlap from it.
+//! on the prover's monotonic clock, so anyone can recompute lock occupancy
+//! and overlap from it; and what the figures stand on ([`Provenance`]):
+//! whether the proofs were verified, the synthesis mode, the backend, the
+//! git revision and the machine.
+//!
+//! Lock occupancy (`lock_occupancy`, JSON written before it was renamed:
+//! `efficiency`) is the share of a device's busy span in which its lock was
+//! held: how well the workers keep the kernel region going, not how busy
+//! the GPU was. `gpu_utilization` is that, measured by NVML.
 
 use std::fmt::Write;
 
@@ -11,16 +18,62 @@ use cuzk_engine::metrics::{DeviceMetrics, GapHistogram, ProveSpan, StageMedians,
 use serde::Serialize;
 
 use crate::bench::{Measurement, Plan};
+use crate::gpu_util::percent;
+use crate::machine::{Machine, GIT_REVISION};
 
 const NS_PER_S: f64 = 1e9;
+
+/// What a run's figures stand on; every bench report and sweep row
+/// carries it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Provenance {
+    /// Every request proof was batch-verified (false: `--no-verify`).
+    pub verified: bool,
+    /// The synthesis mode (`compiled`, `full`, ...).
+    pub synthesis: String,
+    /// The prover backend of each device, e.g. `cuda x2`.
+    pub backend: String,
+    /// The git revision of the binary (`-dirty`: with uncommitted changes).
+    pub git_revision: String,
+    /// The machine.
+    pub machine: Machine,
+}
+
+impl Provenance {
+    /// The provenance of `measurement`, a run of `plan` on `machine`.
+    pub fn new(measurement: &Measurement, machine: &Machine) -> Self {
+        Self {
+            verified: measurement.verified,
+            synthesis: measurement.config.synthesis.to_string(),
+            backend: measurement.backend.clone(),
+            git_revision: GIT_REVISION.to_owned(),
+            machine: machine.clone(),
+        }
+    }
+
+    /// One line: `verified, compiled synthesis, cpu backend, revision
+    /// abc1234, host (2 cores, ...)`.
+    pub fn line(&self) -> String {
+        let verified = if self.verified {
+            "every request proof verified"
+        } else {
+            "NOT verified (--no-verify or verify = false)"
+        };
+        format!(
+            "{verified}; {} synthesis, {} backend; revision {}; {}",
+            self.synthesis, self.backend, self.git_revision, self.machine
+        )
+    }
+}
 
 /// One bench run, as printed and as written to `--json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct BenchReport {
     /// e.g. `sha-chain/4`.
     pub workload: String,
-    /// The prover backend.
-    pub backend: String,
+    /// Verified, synthesis mode, backend, revision, machine.
+    #[serde(flatten)]
+    pub provenance: Provenance,
     /// Requests proven.
     pub requests: usize,
     /// Partitions per request.
@@ -33,8 +86,6 @@ pub struct BenchReport {
     pub queue_depth: usize,
     /// Partitions were synthesized once and reused.
     pub cached_synthesis: bool,
-    /// Every request proof was self-verified.
-    pub verified: bool,
     /// First submission to last request proof.
     pub wall_s: f64,
     /// `wall_s / requests`.
@@ -43,7 +94,7 @@ pub struct BenchReport {
     pub proofs_per_hour: f64,
     /// Median submission-to-proof time of a request.
     pub median_request_latency_s: f64,
-    /// Per device: lock holds, efficiency, gap histogram.
+    /// Per device: lock holds, lock occupancy, GPU utilization, gaps.
     pub devices: Vec<DeviceFigures>,
     /// Per GPU worker: partitions and lock wait.
     pub gpu_workers: Vec<WorkerFigures>,
@@ -66,8 +117,11 @@ pub struct DeviceFigures {
     pub held_s: f64,
     /// First take to last release.
     pub busy_span_s: f64,
-    /// `held_s / busy_span_s`.
-    pub efficiency: f64,
+    /// `held_s / busy_span_s`: lock occupancy.
+    pub lock_occupancy: f64,
+    /// Mean GPU utilization NVML measured during the run (0 to 1), `null`
+    /// without NVML or on the CPU backend.
+    pub gpu_utilization: Option<f64>,
     /// Gaps between consecutive holds, by length.
     pub gaps: Gaps,
 }
@@ -177,26 +231,30 @@ pub struct SynthRecord {
 }
 
 impl BenchReport {
-    /// The report of `measurement`, a run of `plan`.
-    pub fn new(plan: &Plan, measurement: &Measurement) -> Self {
+    /// The report of `measurement`, a run of `plan` on `machine`.
+    pub fn new(plan: &Plan, measurement: &Measurement, machine: &Machine) -> Self {
         let metrics = &measurement.metrics;
         let wall_s = measurement.wall_ns as f64 / NS_PER_S;
         let latency = cuzk_engine::metrics::median(measurement.latencies_ns.clone());
         Self {
             workload: plan.label(),
-            backend: measurement.backend.clone(),
+            provenance: Provenance::new(measurement, machine),
             requests: plan.requests,
             partitions: plan.partitions,
             partition_workers: measurement.config.partition_workers,
             gpu_workers_per_device: measurement.config.gpu_workers_per_device,
             queue_depth: measurement.config.effective_queue_depth(),
             cached_synthesis: plan.cached_synthesis,
-            verified: measurement.verified,
             wall_s,
             seconds_per_request: wall_s / plan.requests as f64,
             proofs_per_hour: plan.requests as f64 * 3600.0 / wall_s,
             median_request_latency_s: latency.unwrap_or(0) as f64 / NS_PER_S,
-            devices: metrics.devices.iter().map(device_figures).collect(),
+            devices: metrics
+                .devices
+                .iter()
+                .zip(&measurement.gpu_utilization)
+                .map(|(d, &utilization)| device_figures(d, utilization))
+                .collect(),
             gpu_workers: metrics
                 .gpu_workers
                 .iter()
@@ -234,18 +292,8 @@ impl BenchReport {
     /// The figures as printed by `cuzk bench`.
     pub fn summary(&self) -> String {
         let mut out = String::new();
-        let verified = if self.verified {
-            "every request proof verified"
-        } else {
-            "not verified"
-        };
-        let _ = writeln!(
-            out,
-            "{} ({} backend, queue depth {}, {verified})",
-            self.title(),
-            self.backend,
-            self.queue_depth
-        );
+        let _ = writeln!(out, "{} (queue depth {})", self.title(), self.queue_depth);
+        let _ = writeln!(out, "  {}", self.provenance.line());
         let _ = writeln!(out, "  wall time            {:.2} s", self.wall_s);
         let _ = writeln!(out, "  proofs per hour      {:.1}", self.proofs_per_hour);
         let _ = writeln!(
@@ -261,12 +309,13 @@ impl BenchReport {
             } = d.gaps;
             let _ = writeln!(
                 out,
-                "  device {}: GPU efficiency {:.1} % ({} holds, {:.2} s held over a {:.2} s busy span)\n    lock gaps: {short} < 50 ms, {mid} 50-500 ms, {long} > 500 ms",
+                "  device {}: lock occupancy {:.1} % ({} holds, {:.2} s held over a {:.2} s busy span), GPU utilization {} (NVML)\n    lock gaps: {short} < 50 ms, {mid} 50-500 ms, {long} > 500 ms",
                 d.device,
-                100.0 * d.efficiency,
+                100.0 * d.lock_occupancy,
                 d.holds,
                 d.held_s,
-                d.busy_span_s
+                d.busy_span_s,
+                percent(d.gpu_utilization)
             );
         }
         for w in &self.gpu_workers {
@@ -308,7 +357,7 @@ impl std::fmt::Display for StageFigures {
     }
 }
 
-fn device_figures(d: &DeviceMetrics) -> DeviceFigures {
+fn device_figures(d: &DeviceMetrics, gpu_utilization: Option<f64>) -> DeviceFigures {
     let GapHistogram {
         under_50ms,
         from_50_to_500ms,
@@ -319,7 +368,8 @@ fn device_figures(d: &DeviceMetrics) -> DeviceFigures {
         holds: d.holds,
         held_s: d.held_ns as f64 / NS_PER_S,
         busy_span_s: d.busy_span_ns as f64 / NS_PER_S,
-        efficiency: d.efficiency,
+        lock_occupancy: d.lock_occupancy,
+        gpu_utilization,
         gaps: Gaps {
             under_50ms,
             from_50_to_500ms,

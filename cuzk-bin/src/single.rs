@@ -7,6 +7,7 @@ use std::time::Instant;
 use clap::Args;
 use cuzk_pipeline::{partition_seed, Workload};
 
+use crate::checks::{positive, writable_file};
 use crate::{filecoin, keys, CliResult};
 
 /// Which circuit: the workload family and its size.
@@ -61,9 +62,7 @@ pub struct RequestArgs {
 
 impl RequestArgs {
     fn resolve(&self) -> Result<(Workload, &PathBuf), Box<dyn std::error::Error>> {
-        if self.partitions == 0 {
-            return Err("--partitions must be at least 1".into());
-        }
+        positive("--partitions", self.partitions)?;
         let params = self.params.as_ref().ok_or("--params is missing")?;
         Ok((self.workload.resolve()?, params))
     }
@@ -80,6 +79,9 @@ pub struct ProveArgs {
     /// Prover backend: auto (CUDA when built in and present), cpu or cuda.
     #[arg(long, default_value = "auto")]
     backend: String,
+    /// Write the proof without verifying it first (it is verified by default).
+    #[arg(long)]
+    no_verify: bool,
 }
 
 /// Arguments of `cuzk verify`.
@@ -99,6 +101,7 @@ pub fn setup(args: &SetupArgs) -> CliResult {
     }
     let path = args.params.as_ref().ok_or("--params is missing")?;
     let workload = args.workload.resolve()?;
+    writable_file(path)?;
     let started = Instant::now();
     eprintln!("generating parameters for {workload} ...");
     let params = cuzk_pipeline::setup(workload)?;
@@ -116,8 +119,11 @@ pub fn setup(args: &SetupArgs) -> CliResult {
 /// `cuzk prove`.
 pub fn prove(args: &ProveArgs) -> CliResult {
     let req = &args.request;
+    writable_file(&args.out)?;
+    let verify = !args.no_verify;
     if req.fil.kind.is_some() {
-        return filecoin::prove(&req.fil, &req.input, &args.out, &args.backend).map_err(widen);
+        let (fil, input) = (&req.fil, &req.input);
+        return filecoin::prove(fil, input, &args.out, &args.backend, verify).map_err(widen);
     }
     let (workload, params) = req.resolve()?;
     let key = keys::load(params)?;
@@ -142,14 +148,23 @@ pub fn prove(args: &ProveArgs) -> CliResult {
         );
         proofs.push(proof.proof);
     }
+    if verify {
+        let pvk = bellperson_lite::prepare_verifying_key(&key.params.vk);
+        cuzk_pipeline::verify_request(&pvk, workload, req.request, &proofs)
+            .map_err(cuzk_engine::EngineError::Verify)?;
+    }
     let bytes = cuzk_pipeline::encode_request_proof(&proofs);
-    std::fs::write(&args.out, &bytes)
-        .map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
+    crate::bench::write_file(&args.out, &bytes)?;
     eprintln!(
-        "wrote {} ({} bytes) in {:.2} s",
+        "wrote {} ({} bytes) in {:.2} s, {}",
         args.out.display(),
         bytes.len(),
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        if verify {
+            "verified"
+        } else {
+            "NOT verified (--no-verify)"
+        }
     );
     Ok(())
 }

@@ -30,6 +30,8 @@ pub struct SynthArgs {
 /// `cuzk synth`.
 pub fn synth(args: &SynthArgs) -> CliResult {
     let workload = Workload::new(&args.workload.workload, args.workload.size)?;
+    crate::checks::positive("--partitions", args.partitions)?;
+    crate::checks::positive("--repeat", args.repeat)?;
     let seeds: Vec<u64> = (0..args.partitions)
         .map(|j| partition_seed(0, args.partitions, j))
         .collect();
@@ -90,8 +92,8 @@ pub fn synth(args: &SynthArgs) -> CliResult {
 }
 
 fn median_secs<E>(repeat: usize, mut f: impl FnMut() -> Result<(), E>) -> Result<f64, E> {
-    let mut times = Vec::with_capacity(repeat.max(1));
-    for _ in 0..repeat.max(1) {
+    let mut times = Vec::with_capacity(repeat);
+    for _ in 0..repeat {
         let started = Instant::now();
         f()?;
         times.push(started.elapsed().as_secs_f64());

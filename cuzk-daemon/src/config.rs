@@ -92,8 +92,8 @@ pub struct EngineSection {
     pub devices: Option<Vec<u32>>,
     /// Capacity of the synthesized-partition queue.
     pub queue_depth: Option<usize>,
-    /// Verify every proof before handing it out (the daemon's default:
-    /// true; the bench's: false).
+    /// Verify every proof before handing it out (default: true, as for
+    /// the engine and the bench).
     pub verify: Option<bool>,
     /// `auto`, `cpu` or `cuda`.
     pub backend: Option<String>,

@@ -20,7 +20,8 @@ pub struct EngineConfig {
     /// twice the total number of GPU workers.
     pub queue_depth: Option<usize>,
     /// Verify each request proof (one batch verification) before
-    /// [`crate::JobHandle::wait`] returns it.
+    /// [`crate::JobHandle::wait`] returns it. On by default; turn it off
+    /// only for measurements that say so.
     pub verify: bool,
     /// Where each device's kernel region runs: `Auto` is CUDA when built in
     /// and the device exists, else the CPU.
@@ -44,7 +45,7 @@ pub const DEFAULT_SYNTHESIS_NICE: i32 = 10;
 
 impl Default for EngineConfig {
     /// As many partition workers as cores, two GPU workers on device 0, a
-    /// queue of four synthesized partitions, no self-verification,
+    /// queue of four synthesized partitions, every request proof verified,
     /// synthesis at nice 10.
     fn default() -> Self {
         Self {
@@ -52,7 +53,7 @@ impl Default for EngineConfig {
             gpu_workers_per_device: 2,
             devices: vec![0],
             queue_depth: None,
-            verify: false,
+            verify: true,
             backend: BackendChoice::Auto,
             synthesis: SynthesisMode::default(),
             synthesis_nice: DEFAULT_SYNTHESIS_NICE,
@@ -144,6 +145,12 @@ pub enum Fault {
     /// A GPU worker takes its device's lock and panics while holding it,
     /// instead of proving the partition with this seed.
     PanicUnderLock {
+        /// The partition's seed.
+        seed: u64,
+    },
+    /// A GPU worker stores a wrong proof (C negated) for the partition with
+    /// this seed, for verification to catch.
+    CorruptProof {
         /// The partition's seed.
         seed: u64,
     },

@@ -77,7 +77,9 @@ pub enum EngineError {
         /// The panic's message.
         message: String,
     },
-    /// Self-verification rejected the request proof (or could not run).
+    /// Self-verification rejected the request proof (its source,
+    /// [`PipelineError::Rejected`], names the first partition that does not
+    /// verify) or could not run.
     #[error("the request proof failed self-verification")]
     Verify(#[source] PipelineError),
     /// [`crate::JobHandle::cancel`] was called before the job finished.

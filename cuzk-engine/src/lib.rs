@@ -15,7 +15,7 @@
 //!   queue in the same order and call `gpu_prove` with their device's lock.
 //!
 //! [`Engine::submit`] returns a [`JobHandle`] to [`JobHandle::wait`] on or
-//! [`JobHandle::cancel`]; [`Engine::metrics`] derives GPU efficiency, lock
+//! [`JobHandle::cancel`]; [`Engine::metrics`] derives lock occupancy, lock
 //! gaps and stage medians from every recorded lock hold.
 //!
 //! ```
@@ -25,7 +25,7 @@
 //!
 //! let workload = Workload::new("mul-chain", 64)?;
 //! let key = Arc::new(ProvingKey::new(&setup(workload)?)?);
-//! let config = EngineConfig { partition_workers: 2, verify: true, ..EngineConfig::default() };
+//! let config = EngineConfig { partition_workers: 2, ..EngineConfig::default() };
 //! let engine = Engine::new(config)?;
 //! engine.prepare(workload)?; // optional: compile the shape, pin memory now
 //!
@@ -49,7 +49,7 @@
 //! metrics log) are never held while a device lock is taken or held, and at
 //! most one of them is held at a time, so no lock order can deadlock. The
 //! prover reports when it took and released the lock; the engine records
-//! every hold, which is what [`metrics`] computes efficiency and gaps from.
+//! every hold, which is what [`metrics`] computes occupancy and gaps from.
 //! A panic while the lock is held unwinds through its guard, which releases
 //! it.
 //!
@@ -71,6 +71,15 @@
 //! A partition that fails (parameters of the wrong shape, a native error, a
 //! panic in a worker) fails its job with that error and drops the job's
 //! other queued partitions; the worker, the other jobs and the lock carry on.
+//!
+//! # Verification
+//!
+//! By default ([`EngineConfig::verify`]) [`JobHandle::wait`] batch-verifies
+//! the request proof against the public inputs its verifier derives (a
+//! workload's from its seeds, a circuit source's from the source) before
+//! returning it, as filecoin-proofs does after C2; a proof that fails fails
+//! the job with [`EngineError::Verify`] naming the first partition that
+//! does not verify. [`RequestProof::verified`] says whether it was checked.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]

@@ -1,5 +1,5 @@
 //! What the engine records (every lock hold, every synthesis span) and the
-//! figures derived from it: GPU efficiency, lock gaps, stage medians.
+//! figures derived from it: lock occupancy, lock gaps, stage medians.
 //!
 //! All instants are on [`supraseal_c2::monotonic_ns`], the clock the native
 //! prover stamps its lock instants with. The log grows by one small record
@@ -126,8 +126,10 @@ pub struct DeviceMetrics {
     /// From the first take to the last release.
     pub busy_span_ns: u64,
     /// `held_ns / busy_span_ns`: the share of the busy span in which the
-    /// kernel region ran. 0 with no holds.
-    pub efficiency: f64,
+    /// device's lock was held (the kernel region ran). It says how well the
+    /// workers keep the lock busy, not how busy the GPU's cores were. 0
+    /// with no holds. (Called "GPU efficiency" before.)
+    pub lock_occupancy: f64,
     /// Gaps between consecutive holds.
     pub gaps: GapHistogram,
 }
@@ -155,7 +157,7 @@ impl DeviceMetrics {
             holds: spans.len(),
             held_ns,
             busy_span_ns,
-            efficiency: ratio(held_ns, busy_span_ns),
+            lock_occupancy: ratio(held_ns, busy_span_ns),
             gaps,
         }
     }
@@ -353,7 +355,7 @@ mod tests {
     }
 
     #[test]
-    fn efficiency_and_gaps_from_holds() {
+    fn occupancy_and_gaps_from_holds() {
         const MS: u64 = 1_000_000;
         let holds = [
             hold(0, 1100 * MS, 1200 * MS),
@@ -366,14 +368,14 @@ mod tests {
         assert_eq!(m.holds, 4);
         assert_eq!(m.held_ns, 490 * MS);
         assert_eq!(m.busy_span_ns, 1200 * MS);
-        assert!((m.efficiency - 490.0 / 1200.0).abs() < 1e-12);
+        assert!((m.lock_occupancy - 490.0 / 1200.0).abs() < 1e-12);
         let expected = GapHistogram {
             under_50ms: 1,
             from_50_to_500ms: 1,
             over_500ms: 1,
         };
         assert_eq!(m.gaps, expected);
-        assert_eq!(DeviceMetrics::from_holds(2, &holds).efficiency, 0.0);
+        assert_eq!(DeviceMetrics::from_holds(2, &holds).lock_occupancy, 0.0);
     }
 
     #[test]

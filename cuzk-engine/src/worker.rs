@@ -137,10 +137,13 @@ fn prove(shared: &Shared, id: GpuWorkerId, lock: &GpuLock, task: ProveTask) {
         }
         gpu_prove(&task.partition, task.job.request.key.srs(), lock)
     }));
-    let proven = match settle(task.index, outcome) {
+    let mut proven = match settle(task.index, outcome) {
         Ok(proven) => proven,
         Err(error) => return shared.fail_job(&task.job, error),
     };
+    if shared.config.fault == Some(Fault::CorruptProof { seed }) {
+        proven.proof.c = -proven.proof.c;
+    }
     shared.recorder.record_prove(ProveSpan {
         device: id.device,
         worker: id.index,

@@ -78,6 +78,50 @@ fn a_panic_under_the_lock_releases_it() {
 }
 
 #[test]
+fn verification_is_on_by_default_and_a_wrong_proof_fails_its_job_naming_the_partition() {
+    assert!(EngineConfig::default().verify);
+    let seed = partition_seed(4, 3, 1);
+    let engine = Engine::new(EngineConfig {
+        partition_workers: 2,
+        fault: Some(Fault::CorruptProof { seed }),
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let doomed = engine.submit(request(4, 3));
+    let fine = engine.submit(request(5, 3));
+    let error = wait(doomed).unwrap_err();
+    match &error {
+        EngineError::Verify(PipelineError::Rejected { partition, seed: s }) => {
+            assert_eq!((*partition, *s), (1, seed));
+        }
+        other => panic!("expected a rejected partition 1, got {other:?}"),
+    }
+    assert_eq!(
+        error.to_string(),
+        "the request proof failed self-verification"
+    );
+    let cause = std::error::Error::source(&error).unwrap().to_string();
+    assert_eq!(cause, format!("partition 1 (seed {seed}) does not verify"));
+    assert!(wait(fine).unwrap().verified);
+}
+
+#[test]
+fn with_verification_off_the_proof_says_it_was_not_checked() {
+    let seed = partition_seed(6, 2, 0);
+    let engine = Engine::new(EngineConfig {
+        partition_workers: 2,
+        verify: false,
+        fault: Some(Fault::CorruptProof { seed }),
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let proof = wait(engine.submit(request(6, 2))).unwrap();
+    assert!(!proof.verified);
+    let pvk = common::key();
+    assert!(cuzk_pipeline::verify_request(pvk.pvk(), workload(), 6, &proof.proofs).is_err());
+}
+
+#[test]
 fn shutdown_fails_queued_jobs_instead_of_hanging() {
     let engine = engine(1, 1);
     let handles: Vec<_> = (0..5).map(|r| engine.submit(request(r, 4))).collect();

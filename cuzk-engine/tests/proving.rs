@@ -125,7 +125,7 @@ fn metrics_add_up() {
     assert_eq!(device.holds, 5);
     let gaps = device.gaps;
     assert_eq!(gaps.under_50ms + gaps.from_50_to_500ms + gaps.over_500ms, 4);
-    assert!(device.efficiency > 0.0 && device.efficiency <= 1.0);
+    assert!(device.lock_occupancy > 0.0 && device.lock_occupancy <= 1.0);
     assert!(device.held_ns <= device.busy_span_ns);
     let per_worker: usize = metrics.gpu_workers.iter().map(|w| w.partitions).sum();
     assert_eq!(per_worker, 5);

@@ -55,6 +55,19 @@ impl std::str::FromStr for SynthesisMode {
     }
 }
 
+impl std::fmt::Display for SynthesisMode {
+    /// The form [`str::parse`] reads: `full`, `compiled`,
+    /// `compiled-gadgets`, `checked:N`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SynthesisMode::Full => f.write_str("full"),
+            SynthesisMode::Compiled => f.write_str("compiled"),
+            SynthesisMode::CompiledGadgets => f.write_str("compiled-gadgets"),
+            SynthesisMode::Checked { every } => write!(f, "checked:{every}"),
+        }
+    }
+}
+
 /// Where the compiled path takes a partition's witness from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Witness {
@@ -224,4 +237,27 @@ pub(crate) fn evaluate_timed(
         matrix_ns: started.elapsed().as_nanos() as u64,
     };
     (assignment, Some(split))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SynthesisMode;
+
+    #[test]
+    fn modes_print_as_they_parse() {
+        for text in [
+            "full",
+            "compiled",
+            "compiled-gadgets",
+            "checked:1",
+            "checked:4",
+        ] {
+            let mode: SynthesisMode = text.parse().unwrap();
+            assert_eq!(mode.to_string(), text);
+        }
+        assert_eq!(
+            "checked".parse::<SynthesisMode>().unwrap().to_string(),
+            "checked:1"
+        );
+    }
 }

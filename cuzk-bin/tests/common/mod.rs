@@ -1,5 +1,8 @@
 //! Running the `cuzk` binary and checking its one-line errors.
 
+// Each test binary uses a different subset of these helpers.
+#![allow(dead_code)]
+
 use std::process::{Command, Output};
 
 /// Runs `cuzk args...` (with filecoin-proofs' parameter directory unset, so
@@ -24,4 +27,12 @@ pub fn assert_fails_with(out: &Output, needle: &str) {
         line.contains(needle),
         "'{line}' does not mention '{needle}'"
     );
+}
+
+/// Asserts exit code 1 with `expected` as the whole of stderr: one line,
+/// printed before any work started.
+pub fn assert_refused(out: &Output, expected: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
+    assert_eq!(stderr, format!("{expected}\n"));
 }
