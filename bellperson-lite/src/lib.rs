@@ -61,7 +61,8 @@
 //! ```
 
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+// Only `params::mapped` (mapping a parameters file) allows unsafe code.
+#![deny(unsafe_code)]
 
 mod compiled;
 mod cs;
@@ -82,7 +83,10 @@ pub use error::{
     ParamsError, Place, PointFault, ProofError, ProofPart, ProverError, Section, VerificationError,
 };
 pub use generator::generate_random_parameters;
-pub use params::{Parameters, VerifyingKey};
+pub use params::{
+    sidecar_path, FullChecksReason, LoadMode, LoadOptions, LoadReport, Parameters, SidecarOutcome,
+    VerifyingKey, SIDECAR_SUFFIX,
+};
 pub use proof::{Proof, PROOF_BYTES};
 pub use prover::{create_random_proof_batch, prove_from_assignments};
 pub use supraseal_c2::PhaseTimings;

@@ -3,6 +3,17 @@
 //! with density).
 
 mod codec;
+mod decode;
+mod layout;
+mod load;
+mod mapped;
+mod sidecar;
+mod subgroup;
+#[cfg(test)]
+mod tests;
+
+pub use load::{LoadMode, LoadOptions, LoadReport, SidecarOutcome};
+pub use sidecar::{path_of as sidecar_path, FullChecksReason, SUFFIX as SIDECAR_SUFFIX};
 
 use std::fmt;
 use std::sync::Arc;

@@ -2,24 +2,15 @@
 
 mod common;
 
-use std::sync::OnceLock;
-
 use bellperson_lite::{Parameters, ParamsError, Place, PointFault, Section, VerifyingKey};
 use blstrs::G1Affine;
 use ff::Field;
 use group::prime::PrimeCurveAffine;
 
+use common::params_fixture as fixture;
+
 const G1: usize = 96;
 const G2: usize = 192;
-
-fn fixture() -> &'static (Parameters, Vec<u8>) {
-    static F: OnceLock<(Parameters, Vec<u8>)> = OnceLock::new();
-    F.get_or_init(|| {
-        let p = common::params(40, 3);
-        let bytes = p.to_bytes().unwrap();
-        (p, bytes)
-    })
-}
 
 /// Offsets of each section's count, in file order: ic, h, l, a, b_g1, b_g2.
 fn counts(p: &Parameters) -> [usize; 6] {

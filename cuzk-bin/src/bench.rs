@@ -264,7 +264,7 @@ impl Plan {
     pub fn proving_key(&self) -> Result<Arc<ProvingKey>, Box<dyn std::error::Error>> {
         if let Some(request) = &self.filecoin {
             let started = Instant::now();
-            let params = cuzk_filecoin::params::load(request.id(), &self.param_dir)?;
+            let params = crate::keys::load_filecoin(request.id(), &self.param_dir)?;
             eprintln!(
                 "loaded {}'s parameters in {:.1} s",
                 request.id(),

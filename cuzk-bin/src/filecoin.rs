@@ -171,7 +171,7 @@ pub fn prove(
     let request = request(kind, input)?;
     let id = request.id();
     let started = Instant::now();
-    let parameters = params::load(id, &dir)?;
+    let parameters = crate::keys::load_filecoin(id, &dir)?;
     let srs = parameters.srs()?;
     eprintln!(
         "loaded {} in {:.1} s",

@@ -1,9 +1,10 @@
 //! Loading a parameters file into what the prover and verifier need.
 
 use std::path::Path;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use bellperson_lite::{Parameters, PreparedVerifyingKey, VerifyingKey};
+use bellperson_lite::{LoadOptions, Parameters, PreparedVerifyingKey, VerifyingKey};
+use cuzk_filecoin::{CircuitId, FilecoinError};
 use supraseal_c2::Srs;
 
 /// Parameters read from a file, with their native SRS.
@@ -14,17 +15,38 @@ pub struct LoadedKey {
     pub srs: Srs,
 }
 
-/// Reads and checks `path`, then copies its points into a native SRS.
+/// `--full-param-checks`: every load of this process checks every point.
+static FULL_PARAM_CHECKS: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later parameters load check every point, whatever the
+/// sidecar of a file says (`--full-param-checks`).
+pub fn set_full_param_checks(on: bool) {
+    FULL_PARAM_CHECKS.store(on, Ordering::Relaxed);
+}
+
+/// How this process loads parameter files: a checked file's sidecar is
+/// trusted unless `--full-param-checks`, and full checks are recorded.
+pub fn load_options() -> LoadOptions {
+    LoadOptions {
+        full_checks: FULL_PARAM_CHECKS.load(Ordering::Relaxed),
+        record: true,
+    }
+}
+
+/// Reads and checks `path` (see [`Parameters::load`]), then copies its
+/// points into a native SRS.
 pub fn load(path: &Path) -> Result<LoadedKey, Box<dyn std::error::Error>> {
-    let started = Instant::now();
-    let params = Parameters::read_file(path)?;
+    let (params, report) = Parameters::load(path, load_options())?;
+    eprintln!("loaded {}: {report}", path.display());
     let srs = params.srs()?;
-    log::info!(
-        "loaded {} in {:.2} s",
-        path.display(),
-        started.elapsed().as_secs_f64()
-    );
     Ok(LoadedKey { params, srs })
+}
+
+/// Reads and checks a Filecoin circuit's parameters from `dir`.
+pub fn load_filecoin(id: CircuitId, dir: &Path) -> Result<Parameters, FilecoinError> {
+    let (params, report) = cuzk_filecoin::params::load_with(id, dir, load_options())?;
+    eprintln!("loaded {id}'s parameters: {report}");
+    Ok(params)
 }
 
 /// Reads only the verifying key at the head of the parameters file `path`

@@ -10,6 +10,7 @@ mod config;
 mod filecoin;
 mod gpu_util;
 mod keys;
+mod load_params;
 mod machine;
 mod report;
 mod serve;
@@ -28,6 +29,9 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Check every point of each parameters file loaded, even when its sidecar (FILE.cuzk-checked) says this version already did
+    #[arg(long, global = true)]
+    full_param_checks: bool,
 }
 
 #[derive(Subcommand)]
@@ -44,6 +48,8 @@ enum Command {
     Sweep(sweep::SweepArgs),
     /// Measure synthesis of one request, full against compiled.
     Synth(synth::SynthArgs),
+    /// Load a parameters file and report each phase's time, GB/s and peak memory.
+    LoadParams(load_params::LoadParamsArgs),
     /// Run the proving daemon (gRPC cuzk.v1.ProvingEngine, /metrics) until SIGTERM.
     Serve(serve::ServeArgs),
     /// Talk to a running daemon: submit, await, prove, cancel, status, metrics.
@@ -56,11 +62,13 @@ fn main() -> ExitCode {
     if !matches!(cli.command, Some(Command::Serve(_))) {
         env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     }
+    keys::set_full_param_checks(cli.full_param_checks);
     let outcome = match cli.command {
         Some(Command::Setup(args)) => single::setup(&args),
         Some(Command::Prove(args)) => single::prove(&args),
         Some(Command::Verify(args)) => single::verify(&args),
         Some(Command::Synth(args)) => synth::synth(&args),
+        Some(Command::LoadParams(args)) => load_params::load_params(&args),
         Some(Command::Serve(args)) => serve::serve(&args),
         Some(Command::Client(args)) => client::client(&args),
         Some(Command::Bench(args)) => {

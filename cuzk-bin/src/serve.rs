@@ -92,6 +92,8 @@ impl ServeArgs {
         c.params_dir = self.params_dir.clone().or(c.params_dir);
         c.fil_param_dir = self.fil_param_dir.clone().or(c.fil_param_dir);
         set(&mut c.generate_params, &self.generate_params);
+        // The global --full-param-checks is this key's flag.
+        c.full_param_checks |= crate::keys::load_options().full_checks;
         set(&mut c.max_jobs, &self.max_jobs);
         c.engine_jobs = self.engine_jobs.or(c.engine_jobs);
         set(&mut c.result_ttl_secs, &self.result_ttl_secs);

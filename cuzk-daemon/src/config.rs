@@ -8,6 +8,7 @@
 //! params_dir = "/var/lib/cuzk/params"     # default: state_dir/params
 //! generate_params = true                  # make missing synthetic keys
 //! fil_param_dir = "/var/tmp/filecoin-proof-parameters"  # Filecoin's v28-*.params
+//! full_param_checks = false               # check every point even of a file checked before
 //! max_jobs = 1024                         # queued + running, then RESOURCE_EXHAUSTED
 //! engine_jobs = 8                         # jobs handed to the engine at once
 //! result_ttl_secs = 3600                  # unfetched outcomes kept this long
@@ -59,6 +60,10 @@ pub struct DaemonConfig {
     /// `/var/tmp/filecoin-proof-parameters/`. filecoin-proofs is pointed at
     /// it too.
     pub fil_param_dir: Option<PathBuf>,
+    /// Check every point of each parameters file loaded, subgroups
+    /// included, even when its sidecar (`<file>.cuzk-checked`) says this
+    /// version already checked these bytes.
+    pub full_param_checks: bool,
     /// Jobs queued or running at once; a submission beyond gets
     /// `RESOURCE_EXHAUSTED`.
     pub max_jobs: usize,
@@ -112,6 +117,7 @@ impl Default for DaemonConfig {
             params_dir: None,
             generate_params: true,
             fil_param_dir: None,
+            full_param_checks: false,
             max_jobs: 1024,
             engine_jobs: None,
             result_ttl_secs: 3600,

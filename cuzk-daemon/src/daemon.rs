@@ -81,6 +81,7 @@ impl Daemon {
                 config.params_dir(),
                 config.fil_param_dir(),
                 config.generate_params,
+                config.full_param_checks,
                 Arc::downgrade(&engine),
             ),
             table: JobTable::new(config.max_jobs),

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use bellperson_lite::{Parameters, ParamsError};
+use bellperson_lite::{LoadOptions, Parameters, ParamsError};
 use cuzk_engine::{Engine, EngineError, ProvingKey};
 use cuzk_filecoin::FilecoinError;
 use cuzk_pipeline::PipelineError;
@@ -207,6 +207,8 @@ struct Dirs {
     params: PathBuf,
     /// Filecoin circuits' `v28-<id>.params` files.
     filecoin: PathBuf,
+    /// How files are checked as they are read.
+    options: LoadOptions,
 }
 
 /// The keys by circuit.
@@ -223,17 +225,26 @@ pub struct KeyRegistry {
 impl KeyRegistry {
     /// A registry reading synthetic keys from `params_dir` (and writing
     /// generated ones there when `generate`) and Filecoin parameters from
-    /// `fil_param_dir`, preparing `engine` for each key it loads.
+    /// `fil_param_dir`, preparing `engine` for each key it loads. Every
+    /// point of a file is checked on its first load; later loads of the
+    /// same bytes skip the subgroup checks (a sidecar records them) unless
+    /// `full_param_checks`.
     pub fn new(
         params_dir: PathBuf,
         fil_param_dir: PathBuf,
         generate: bool,
+        full_param_checks: bool,
         engine: Weak<Engine>,
     ) -> Self {
+        let options = LoadOptions {
+            full_checks: full_param_checks,
+            record: true,
+        };
         Self {
             dirs: Dirs {
                 params: params_dir,
                 filecoin: fil_param_dir,
+                options,
             },
             generate,
             engine,
@@ -374,9 +385,14 @@ fn load(
 ) -> Result<LoadedKey, KeyError> {
     let started = Instant::now();
     let params = match circuit {
-        Circuit::Filecoin(id) => cuzk_filecoin::params::load(id, &dirs.filecoin)
-            .map_err(|source| KeyError::Filecoin { circuit, source })?,
-        Circuit::Synthetic(_) => synthetic_params(circuit, &dirs.params, generate)?,
+        Circuit::Filecoin(id) => {
+            let (params, report) =
+                cuzk_filecoin::params::load_with(id, &dirs.filecoin, dirs.options)
+                    .map_err(|source| KeyError::Filecoin { circuit, source })?;
+            tracing::info!(%circuit, %report, "parameters read");
+            params
+        }
+        Circuit::Synthetic(_) => synthetic_params(circuit, dirs, generate)?,
     };
     let size_bytes = srs_bytes(&params);
     let engine_error = |source| KeyError::Engine { circuit, source };
@@ -396,17 +412,15 @@ fn load(
 
 /// A synthetic circuit's parameters: read from `params_dir` and checked,
 /// or generated and saved there.
-fn synthetic_params(
-    circuit: Circuit,
-    params_dir: &Path,
-    generate: bool,
-) -> Result<Parameters, KeyError> {
+fn synthetic_params(circuit: Circuit, dirs: &Dirs, generate: bool) -> Result<Parameters, KeyError> {
+    let params_dir = &dirs.params;
     let path = circuit
         .params_path(params_dir, params_dir)
         .expect("a synthetic circuit's path is a plain name");
     let params = if path.exists() {
-        let params =
-            Parameters::read_file(&path).map_err(|source| KeyError::Read { circuit, source })?;
+        let (params, report) = Parameters::load(&path, dirs.options)
+            .map_err(|source| KeyError::Read { circuit, source })?;
+        tracing::info!(%circuit, %report, "parameters read");
         circuit
             .check(&params)
             .map_err(|source| KeyError::Mismatch {

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use bellperson_lite::Parameters;
+use bellperson_lite::{LoadOptions, LoadReport, Parameters};
 
 use crate::{CircuitId, FilecoinError};
 
@@ -121,12 +121,25 @@ fn write_atomically(
     fs::rename(&tmp, path).map_err(io(path))
 }
 
-/// Reads `id`'s `.params` file from `dir`, checking every point; names the
+/// Reads `id`'s `.params` file from `dir` with
+/// [`bellperson_lite::Parameters::load`]'s defaults: every point checked
+/// on the first load, the subgroup checks skipped on later loads of the
+/// same bytes (a sidecar `<file>.cuzk-checked` records them). Names the
 /// file it looked for when it is missing.
 pub fn load(id: CircuitId, dir: &Path) -> Result<Parameters, FilecoinError> {
+    Ok(load_with(id, dir, LoadOptions::default())?.0)
+}
+
+/// Like [`load`], with `options` (`full_checks` to check every point
+/// whatever the sidecar says), and the load's report.
+pub fn load_with(
+    id: CircuitId,
+    dir: &Path,
+    options: LoadOptions,
+) -> Result<(Parameters, LoadReport), FilecoinError> {
     let path = id.params_path(dir)?;
     if !path.exists() {
         return Err(FilecoinError::MissingParams { path });
     }
-    Ok(Parameters::read_file(&path)?)
+    Ok(Parameters::load(&path, options)?)
 }

@@ -4,15 +4,20 @@
 //! `delta_g1`, `delta_g2`, each uncompressed; a `u32` big-endian count and
 //! the `ic` points), then `h`, `l`, `a`, `b_g1` (G1) and `b_g2` (G2), each
 //! a `u32` big-endian count followed by uncompressed points. Nothing else.
+//!
+//! Here: writing, and reading a stream of unknown length (chunk by chunk).
+//! Byte slices and files are decoded all at once, in parallel
+//! (`decode.rs`, `load.rs`).
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
 use blstrs::{G1Affine, G2Affine};
 use rayon::prelude::*;
 
+use super::load::in_file;
 use super::{Parameters, VerifyingKey};
 use crate::encoding::{decode_uncompressed, Encoded};
 use crate::error::{ParamsError, Place, Section};
@@ -24,10 +29,9 @@ const WRITE_CHUNK: usize = 1 << 10;
 /// Buffer of file readers and writers.
 const FILE_BUFFER: usize = 1 << 20;
 
-/// A reader that knows, when it can, how many bytes remain.
+/// A reader of a stream of unknown length.
 struct Source<R> {
     inner: R,
-    remaining: Option<u64>,
 }
 
 impl<R: Read> Source<R> {
@@ -42,14 +46,11 @@ impl<R: Read> Source<R> {
                 Err(e) => return Err(e.into()),
             }
         }
-        if let Some(r) = self.remaining.as_mut() {
-            *r = r.saturating_sub(got as u64);
-        }
         Ok(got)
     }
 
-    /// A section's count, checked against the bytes that remain.
-    fn count(&mut self, section: Section, item: usize) -> Result<usize, ParamsError> {
+    /// A section's count.
+    fn count(&mut self, section: Section) -> Result<usize, ParamsError> {
         let mut raw = [0u8; 4];
         if self.fill(&mut raw)? < raw.len() {
             return Err(ParamsError::Truncated {
@@ -57,17 +58,7 @@ impl<R: Read> Source<R> {
                 place: Place::Count,
             });
         }
-        let count = u32::from_be_bytes(raw);
-        let needed = u64::from(count) * item as u64;
-        match self.remaining {
-            Some(remaining) if needed > remaining => Err(ParamsError::Count {
-                section,
-                count,
-                needed,
-                remaining,
-            }),
-            _ => Ok(count as usize),
-        }
+        Ok(u32::from_be_bytes(raw) as usize)
     }
 
     /// One single point (a VK point).
@@ -79,7 +70,7 @@ impl<R: Read> Source<R> {
 
     /// A counted section of points.
     fn points<P: Encoded>(&mut self, section: Section) -> Result<Vec<P>, ParamsError> {
-        let count = self.count(section, P::UNCOMPRESSED)?;
+        let count = self.count(section)?;
         let mut out = Vec::with_capacity(count.min(READ_CHUNK));
         self.items(section, count, &mut out)?;
         Ok(out)
@@ -109,11 +100,7 @@ impl<R: Read> Source<R> {
 
     /// Fails if any byte is left.
     fn finish(mut self) -> Result<(), ParamsError> {
-        let count = match self.remaining {
-            Some(remaining) => remaining,
-            None => io::copy(&mut self.inner, &mut io::sink())?,
-        };
-        match count {
+        match io::copy(&mut self.inner, &mut io::sink())? {
             0 => Ok(()),
             count => Err(ParamsError::TrailingBytes { count }),
         }
@@ -163,11 +150,7 @@ impl VerifyingKey {
 
     /// Reads a verifying key (bellperson's layout) and checks every point.
     pub fn read<R: Read>(reader: R) -> Result<Self, ParamsError> {
-        let mut src = Source {
-            inner: reader,
-            remaining: None,
-        };
-        Self::read_from(&mut src)
+        Self::read_from(&mut Source { inner: reader })
     }
 
     /// Writes the verifying key in bellperson's layout.
@@ -232,38 +215,14 @@ impl Parameters {
     }
 
     /// Reads parameters from a stream of unknown length, checking every
-    /// point (on the curve, canonical, not the identity, in the subgroup) in
-    /// parallel. Memory grows with what is actually read, so a corrupt count
-    /// cannot make it allocate ahead of the data. The stream must end right
-    /// after `b_g2`.
+    /// point (on the curve, canonical, not the identity, in the subgroup)
+    /// in parallel chunks. Memory grows with what is actually read, so a
+    /// corrupt count cannot make it allocate ahead of the data. The stream
+    /// must end right after `b_g2`. A slice or a file of known length is
+    /// faster through [`from_bytes`](Self::from_bytes) or
+    /// [`load`](Self::load).
     pub fn read<R: Read>(reader: R) -> Result<Self, ParamsError> {
-        Self::read_from(Source {
-            inner: reader,
-            remaining: None,
-        })
-    }
-
-    /// Reads parameters from a byte slice, like [`read`](Self::read), also
-    /// checking every count against the bytes that remain.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self, ParamsError> {
-        let remaining = Some(bytes.len() as u64);
-        Self::read_from(Source {
-            inner: bytes,
-            remaining,
-        })
-    }
-
-    /// Reads a parameters file, like [`from_bytes`](Self::from_bytes)
-    /// (counts are checked against the file's size). Errors name the file.
-    pub fn read_file(path: impl AsRef<Path>) -> Result<Self, ParamsError> {
-        let path = path.as_ref();
-        let open = || -> Result<Self, ParamsError> {
-            let file = File::open(path)?;
-            let remaining = Some(file.metadata()?.len());
-            let inner = BufReader::with_capacity(FILE_BUFFER, file);
-            Self::read_from(Source { inner, remaining })
-        };
-        open().map_err(|e| in_file(path, e))
+        Self::read_from(Source { inner: reader })
     }
 
     /// Writes the parameters in bellperson's format.
@@ -299,12 +258,5 @@ impl Parameters {
             Ok(())
         };
         create().map_err(|e| in_file(path, e))
-    }
-}
-
-fn in_file(path: &Path, source: ParamsError) -> ParamsError {
-    ParamsError::File {
-        path: path.to_path_buf(),
-        source: Box::new(source),
     }
 }

@@ -3,6 +3,8 @@
 
 pub mod reference;
 
+use std::sync::OnceLock;
+
 use bellpepper_core::{Circuit, ConstraintSystem, SynthesisError, Variable};
 use bellperson_lite::{generate_random_parameters, Parameters};
 use blstrs::Scalar;
@@ -74,6 +76,16 @@ impl Circuit<Scalar> for MulChain {
 /// Parameters for `MulChain { n, .. }` from a seeded RNG.
 pub fn params(n: usize, seed: u64) -> Parameters {
     generate_random_parameters(MulChain { n, x: None }, &mut rng(seed)).expect("setup")
+}
+
+/// `params(40, 3)` and its `.params` bytes, made once per test binary.
+pub fn params_fixture() -> &'static (Parameters, Vec<u8>) {
+    static F: OnceLock<(Parameters, Vec<u8>)> = OnceLock::new();
+    F.get_or_init(|| {
+        let p = params(40, 3);
+        let bytes = p.to_bytes().expect("encode");
+        (p, bytes)
+    })
 }
 
 /// A witness for `MulChain` with start `x`.
