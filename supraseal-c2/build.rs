@@ -22,7 +22,11 @@ fn files_with(dir: &Path, ext: &str) -> Vec<PathBuf> {
 }
 
 fn main() {
-    let native = Path::new(env!("CARGO_MANIFEST_DIR")).join("../native");
+    // Read when the script runs, not when it is compiled: a build script
+    // compiled for another checkout sharing the target directory (same
+    // source, same hash) would otherwise compile that checkout's sources.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let native = Path::new(&manifest).join("../native");
     let include = native.join("include");
     let blst = std::env::var("DEP_BLST_BINDINGS").expect("blst exports DEP_BLST_BINDINGS");
     let cuda = std::env::var_os("CARGO_FEATURE_CUDA").is_some();

@@ -163,7 +163,8 @@ fn nvcc() -> PathBuf {
     if let Some(home) = env::var_os("CUDA_HOME") {
         return Path::new(&home).join("bin/nvcc");
     }
-    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.cuda/nvidia/cu13/bin/nvcc");
+    let manifest = env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let project = Path::new(&manifest).join("../.cuda/nvidia/cu13/bin/nvcc");
     if project.exists() {
         return project;
     }
