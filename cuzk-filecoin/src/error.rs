@@ -96,3 +96,23 @@ pub(crate) fn bad(what: impl Into<String>, reason: impl ToString) -> FilecoinErr
         reason: reason.to_string(),
     }
 }
+
+/// Runs storage-proofs' (and filecoin-proofs') check of `what`, an input
+/// from outside, turning a panic in it into a `BadInput` error. Those
+/// checks panic on some malformed inputs instead of rejecting them (found
+/// by fuzzing, docs/fuzzing.md): a Merkle path element whose index is past
+/// its hashes, a Poseidon domain element that is not a canonical field
+/// element, a WindowPoSt sector proof with no challenges.
+pub(crate) fn unless_panics<T>(what: &str, check: impl FnOnce() -> T) -> Result<T, FilecoinError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(check)).map_err(|payload| {
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        bad(
+            what,
+            format!("malformed: storage-proofs' check failed with {message}"),
+        )
+    })
+}

@@ -11,7 +11,7 @@ use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
 
 use crate::circuits::{Blank, BlankCircuit, Compound};
-use crate::error::bad;
+use crate::error::{bad, unless_panics};
 use crate::registry::{with_tree, RegisteredProof};
 use crate::request::{FilecoinRequest, Verifier};
 use crate::{FilecoinError, ProofKind, SectorSize};
@@ -151,8 +151,10 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
     let pp = public_params::<Tree>(&config)?;
     // What seal_commit_phase1 checked: a C1 made for another sector size,
     // or tampered with, stops here rather than in synthesis.
-    let valid = Scheme::<Tree>::verify_all_partitions(&pp, &pub_inputs, &out.vanilla_proofs)
-        .unwrap_or(false);
+    let valid = unless_panics("C1 output", || {
+        Scheme::<Tree>::verify_all_partitions(&pp, &pub_inputs, &out.vanilla_proofs)
+    })?
+    .unwrap_or(false);
     if !valid {
         return Err(FilecoinError::InvalidVanilla {
             what: "C1 output".to_owned(),

@@ -15,7 +15,7 @@ use storage_proofs_post::fallback::{
 };
 
 use crate::circuits::{Blank, BlankCircuit, Compound};
-use crate::error::bad;
+use crate::error::{bad, unless_panics};
 use crate::registry::with_tree;
 use crate::request::{FilecoinRequest, Verifier};
 use crate::{FilecoinError, ProofKind, SectorSize};
@@ -97,13 +97,17 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
     // before proving.
     let (pp, vanilla_partitions) = if window {
         let pp = window_post_public_params::<Tree>(&config)?;
-        let one =
-            single_partition_vanilla_proofs(&config, &pp, &pub_inputs, &proofs).map_err(invalid)?;
+        let one = unless_panics("vanilla proofs", || {
+            single_partition_vanilla_proofs(&config, &pp, &pub_inputs, &proofs)
+        })?
+        .map_err(invalid)?;
         (pp, vec![one])
     } else {
         let pp = winning_post_public_params::<Tree>(&config)?;
-        let all =
-            partition_vanilla_proofs(&config, &pp, &pub_inputs, 1, &proofs).map_err(invalid)?;
+        let all = unless_panics("vanilla proofs", || {
+            partition_vanilla_proofs(&config, &pp, &pub_inputs, 1, &proofs)
+        })?
+        .map_err(invalid)?;
         // The circuit proves each of the 66 challenges as a one-challenge
         // "sector"; verify_winning_post lists the sector once per challenge
         // so that each gets its own challenge index. The circuit is the

@@ -11,7 +11,7 @@ use storage_proofs_update::{
 };
 
 use crate::circuits::{Blank, BlankCircuit, Compound};
-use crate::error::bad;
+use crate::error::{bad, unless_panics};
 use crate::registry::with_tree;
 use crate::request::{FilecoinRequest, Verifier};
 use crate::{commitment, CommitmentKind, FilecoinError, ProofKind, SectorSize};
@@ -107,7 +107,10 @@ fn request_for<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         h: config.h,
     };
     let pp = PublicParams::from_sector_size(size.bytes());
-    let valid = Scheme::<Tree>::verify_all_partitions(&pp, &pub_inputs, &proofs).unwrap_or(false);
+    let valid = unless_panics("partition proofs", || {
+        Scheme::<Tree>::verify_all_partitions(&pp, &pub_inputs, &proofs)
+    })?
+    .unwrap_or(false);
     if !valid {
         return Err(FilecoinError::InvalidVanilla {
             what: "partition proofs".to_owned(),
