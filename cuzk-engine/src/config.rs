@@ -1,7 +1,7 @@
 //! How an engine is built: worker counts, devices, queue depth.
 
 pub use cuzk_pipeline::SynthesisMode;
-pub use supraseal_c2::BackendChoice;
+pub use supraseal_c2::{BackendChoice, FaultPlan};
 
 /// The shape of an [`crate::Engine`]: how many workers of each role, which
 /// devices, how far synthesis may run ahead of the GPU.
@@ -12,8 +12,9 @@ pub struct EngineConfig {
     /// Threads per device that call the prover. With two, one worker's
     /// preamble and epilogue overlap the other's kernel region.
     pub gpu_workers_per_device: usize,
-    /// Device ordinals, one [`supraseal_c2::GpuLock`] each. The CPU backend
-    /// has a single device, `0`.
+    /// Device ordinals, one [`supraseal_c2::GpuLock`] each. On the CPU
+    /// backend an ordinal is a label: each is a lock of its own over the
+    /// same cores (which tests of several devices use).
     pub devices: Vec<u32>,
     /// How many synthesized partitions may wait for a GPU worker; synthesis
     /// pauses when the queue is full, so memory stays bounded. `None` means
@@ -34,6 +35,17 @@ pub struct EngineConfig {
     /// runs ahead of the GPU yields the cores to the GPU workers' host work
     /// (preamble, kernel region, epilogue), which keep their priority.
     pub synthesis_nice: i32,
+    /// How many times a partition whose prove failed with a transient CUDA
+    /// error or out of device memory goes back to the queue before its job
+    /// fails with the error. (After a sticky error the partition moves to
+    /// another device without counting: that device is retired.)
+    pub partition_retries: u32,
+    /// Faults to inject into the devices' kernel regions
+    /// ([`supraseal_c2::FaultPlan`]: `sticky@3:dev1` makes device 1's third
+    /// kernel region fail with a sticky CUDA error), for tests of the
+    /// engine's fault path; the `CUZK_FAULT` environment variable's plan is
+    /// added to it. Empty by default.
+    pub inject_faults: FaultPlan,
     /// Test hook: make a worker panic on one partition.
     #[doc(hidden)]
     pub fault: Option<Fault>,
@@ -42,6 +54,9 @@ pub struct EngineConfig {
 /// Synthesis threads' default nice value: low enough a priority that the
 /// GPU workers' host work preempts them (BENCHMARKS.md, "Synthesis with a native witness").
 pub const DEFAULT_SYNTHESIS_NICE: i32 = 10;
+
+/// Default of [`EngineConfig::partition_retries`].
+pub const DEFAULT_PARTITION_RETRIES: u32 = 2;
 
 impl Default for EngineConfig {
     /// As many partition workers as cores, two GPU workers on device 0, a
@@ -57,6 +72,8 @@ impl Default for EngineConfig {
             backend: BackendChoice::Auto,
             synthesis: SynthesisMode::default(),
             synthesis_nice: DEFAULT_SYNTHESIS_NICE,
+            partition_retries: DEFAULT_PARTITION_RETRIES,
+            inject_faults: FaultPlan::default(),
             fault: None,
         }
     }
@@ -130,6 +147,9 @@ pub enum ConfigError {
     /// `synthesis_nice` outside 0 to 19.
     #[error("synthesis_nice must be between 0 and 19, not {0}")]
     BadNice(i32),
+    /// The fault plan in `CUZK_FAULT` cannot be read.
+    #[error("{} cannot be read", supraseal_c2::FAULT_ENV)]
+    FaultPlan(#[source] supraseal_c2::ParseFaultError),
 }
 
 /// A fault to inject, for the engine's own tests only.

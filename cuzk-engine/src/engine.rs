@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use cuzk_pipeline::{Partition, ShapeCache};
-use supraseal_c2::{Backend, GpuLock, LockStats};
+use supraseal_c2::{Backend, FaultPlan, GpuLock, LockStats};
 
+use crate::devices::{fail_if_none_left, DeviceStatus, Devices};
 use crate::job::{Job, JobHandle};
 use crate::metrics::{GpuWorkerId, MetricsSnapshot, Recorder};
 use crate::queue::WorkQueue;
 use crate::worker::{self, ProveTask, SynthTask};
-use crate::{EngineConfig, EngineError, ProofRequest, SynthesisMode, Workload};
+use crate::{ConfigError, EngineConfig, EngineError, ProofRequest, SynthesisMode, Workload};
 
 /// What the engine's threads share: the queues, the locks, the log.
 pub(crate) struct Shared {
@@ -22,7 +23,9 @@ pub(crate) struct Shared {
     /// `queue_depth` for what partition workers push.
     pub(crate) gpu_queue: WorkQueue<ProveTask>,
     /// One lock per device, in `config.devices` order.
-    pub(crate) locks: Vec<GpuLock>,
+    pub(crate) locks: Vec<Arc<GpuLock>>,
+    /// Which of them still serve.
+    pub(crate) devices: Devices,
     pub(crate) gpu_workers: Vec<GpuWorkerId>,
     pub(crate) recorder: Recorder,
     /// Compiled shapes, one per workload, compiled on first use (and
@@ -85,6 +88,15 @@ impl Engine {
                     .map_err(|source| EngineError::Device { device, source })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let faults = config
+            .inject_faults
+            .clone()
+            .merged(FaultPlan::from_env().map_err(ConfigError::FaultPlan)?);
+        if !faults.is_empty() {
+            for lock in &locks {
+                lock.set_fault_plan(&faults);
+            }
+        }
         let nice = config.synthesis_nice;
         let synth_pool = rayon::ThreadPoolBuilder::new()
             .thread_name(|i| format!("cuzk-synth-pool-{i}"))
@@ -97,6 +109,7 @@ impl Engine {
         let shared = Arc::new(Shared {
             synth_queue: WorkQueue::new(usize::MAX),
             gpu_queue: WorkQueue::new(config.effective_queue_depth()),
+            devices: Devices::new(locks.len()),
             locks,
             gpu_workers,
             recorder: Recorder::default(),
@@ -169,11 +182,15 @@ impl Engine {
 
     /// Queues every partition of `request` for synthesis and returns at
     /// once. A request with no partitions fails with
-    /// [`EngineError::EmptyRequest`].
+    /// [`EngineError::EmptyRequest`], one submitted when every device is
+    /// retired with [`EngineError::NoDevice`].
     pub fn submit(&self, request: ProofRequest) -> JobHandle {
         let (job, handle) = self.new_job(request);
         if job.request.partitions == 0 {
             job.fail(EngineError::EmptyRequest);
+        }
+        if fail_if_none_left(&self.shared, &job) {
+            return handle;
         }
         for index in 0..job.request.partitions {
             let task = SynthTask {
@@ -204,12 +221,16 @@ impl Engine {
             job.fail(error);
             return handle;
         }
+        if fail_if_none_left(&self.shared, &job) {
+            return handle;
+        }
         for (index, partition) in partitions.into_iter().enumerate() {
             let task = ProveTask {
                 job: Arc::clone(&job),
                 index,
                 partition,
                 synthesized_by: None,
+                retries: 0,
             };
             if self.shared.gpu_queue.push(task).is_err() {
                 job.fail(EngineError::Shutdown);
@@ -246,13 +267,27 @@ impl Engine {
     /// Each device with the backend its kernel region runs on.
     pub fn backends(&self) -> Vec<(u32, Backend)> {
         let shared = &self.shared;
-        let backends = shared.locks.iter().map(GpuLock::backend);
+        let backends = shared.locks.iter().map(|lock| lock.backend());
         shared
             .config
             .devices
             .iter()
             .copied()
             .zip(backends)
+            .collect()
+    }
+
+    /// Each device: its backend, and whether it still serves or was retired
+    /// after a sticky CUDA error (and why).
+    pub fn devices(&self) -> Vec<DeviceStatus> {
+        let shared = &self.shared;
+        let retired = shared.devices.retirements();
+        (shared.config.devices.iter().zip(&shared.locks).zip(retired))
+            .map(|((&device, lock), retired)| DeviceStatus {
+                device,
+                backend: lock.backend(),
+                retired,
+            })
             .collect()
     }
 
@@ -264,7 +299,7 @@ impl Engine {
             .devices
             .iter()
             .copied()
-            .zip(shared.locks.iter().map(GpuLock::stats))
+            .zip(shared.locks.iter().map(|lock| lock.stats()))
             .collect()
     }
 }

@@ -82,6 +82,16 @@ pub enum EngineError {
     /// verify) or could not run.
     #[error("the request proof failed self-verification")]
     Verify(#[source] PipelineError),
+    /// Every device was retired after a sticky CUDA error, so no partition
+    /// can be proven; the error is the last retirement's.
+    #[error("no device left to prove on: device {device} was retired")]
+    NoDevice {
+        /// The device retired last.
+        device: u32,
+        /// The sticky error that retired it.
+        #[source]
+        source: supraseal_c2::Error,
+    },
     /// [`crate::JobHandle::cancel`] was called before the job finished.
     #[error("the job was cancelled")]
     Cancelled,

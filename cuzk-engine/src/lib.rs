@@ -72,6 +72,15 @@
 //! panic in a worker) fails its job with that error and drops the job's
 //! other queued partitions; the worker, the other jobs and the lock carry on.
 //!
+//! Device faults are the exception. A sticky CUDA error retires its device
+//! (its workers take no more partitions; [`Engine::devices`] says why) and
+//! the partition is retried on the devices left; with none left, its job
+//! fails with the error and later jobs with [`EngineError::NoDevice`], and
+//! the engine keeps answering. A transient CUDA error, or device memory
+//! running out, sends the partition back to the queue up to
+//! [`EngineConfig::partition_retries`] times. [`EngineConfig::inject_faults`]
+//! (or `CUZK_FAULT`) makes chosen kernel regions fail, to test all this.
+//!
 //! # Verification
 //!
 //! By default ([`EngineConfig::verify`]) [`JobHandle::wait`] batch-verifies
@@ -85,6 +94,7 @@
 #![forbid(unsafe_code)]
 
 mod config;
+mod devices;
 mod engine;
 mod error;
 mod job;
@@ -95,8 +105,12 @@ mod worker;
 
 #[doc(hidden)]
 pub use config::Fault;
-pub use config::{BackendChoice, ConfigError, EngineConfig, SynthesisMode, DEFAULT_SYNTHESIS_NICE};
+pub use config::{
+    BackendChoice, ConfigError, EngineConfig, FaultPlan, SynthesisMode, DEFAULT_PARTITION_RETRIES,
+    DEFAULT_SYNTHESIS_NICE,
+};
 pub use cuzk_pipeline::{Partition, Workload};
+pub use devices::{DeviceStatus, Retirement};
 pub use engine::Engine;
 pub use error::EngineError;
 pub use job::JobHandle;

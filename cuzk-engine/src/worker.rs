@@ -4,7 +4,9 @@
 //! synthesizes it and pushes a [`ProveTask`] into the bounded queue; a GPU
 //! worker pops that and proves it under its device's lock. Each step runs
 //! inside `catch_unwind`, so a panic fails the step's job and the worker
-//! moves on to the next task.
+//! moves on to the next task. A failed prove goes to
+//! [`devices::prove_failed`], which may retire the device and send the
+//! partition back to the queue.
 
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -13,6 +15,7 @@ use std::sync::Arc;
 use cuzk_pipeline::{gpu_prove, synthesize_source, synthesize_with, Partition, PipelineError};
 use supraseal_c2::GpuLock;
 
+use crate::devices::{self, fail_if_none_left};
 use crate::engine::Shared;
 use crate::job::Job;
 use crate::metrics::{GpuWorkerId, ProveSpan, SynthSpan};
@@ -38,6 +41,8 @@ pub(crate) struct ProveTask {
     pub(crate) partition: Arc<Partition>,
     /// The partition worker that synthesized it (`None`: submitted so).
     pub(crate) synthesized_by: Option<usize>,
+    /// Times it went back to the queue after a transient device error.
+    pub(crate) retries: u32,
 }
 
 impl Ranked for ProveTask {
@@ -62,7 +67,7 @@ pub(crate) fn lower_priority(nice: i32) {
 pub(crate) fn run_partition_worker(shared: &Shared, worker: usize) {
     lower_priority(shared.config.synthesis_nice);
     while let Some((task, taken_ns)) = shared.synth_queue.pop_stamped() {
-        if task.job.is_running() {
+        if task.job.is_running() && !fail_if_none_left(shared, &task.job) {
             synthesize(shared, worker, task, taken_ns);
         }
     }
@@ -111,6 +116,7 @@ fn synthesize(shared: &Shared, worker: usize, task: SynthTask, taken_ns: u64) {
         index: task.index,
         partition: Arc::new(partition),
         synthesized_by: Some(worker),
+        retries: 0,
     };
     // Blocks while the GPU side is `queue_depth` partitions behind.
     if let Err(refused) = shared.gpu_queue.push_bounded(next) {
@@ -118,13 +124,19 @@ fn synthesize(shared: &Shared, worker: usize, task: SynthTask, taken_ns: u64) {
     }
 }
 
-/// A GPU worker's loop: runs until the synthesized-partition queue closes.
+/// A GPU worker's loop: runs until the synthesized-partition queue closes,
+/// or until its device is retired while another still serves. The workers
+/// of the last device retired stay, to fail what still arrives.
 pub(crate) fn run_gpu_worker(shared: &Shared, id: GpuWorkerId) {
     let lock = &shared.locks[id.slot];
     while let Some(task) = shared.gpu_queue.pop() {
-        if task.job.is_running() {
-            prove(shared, id, lock, task);
+        if !task.job.is_running() || fail_if_none_left(shared, &task.job) {
+            continue;
         }
+        if shared.devices.is_retired(id.slot) {
+            return devices::requeue(shared, task);
+        }
+        prove(shared, id, lock, task);
     }
 }
 
@@ -139,7 +151,7 @@ fn prove(shared: &Shared, id: GpuWorkerId, lock: &GpuLock, task: ProveTask) {
     }));
     let mut proven = match settle(task.index, outcome) {
         Ok(proven) => proven,
-        Err(error) => return shared.fail_job(&task.job, error),
+        Err(error) => return devices::prove_failed(shared, id, task, error),
     };
     if shared.config.fault == Some(Fault::CorruptProof { seed }) {
         proven.proof.c = -proven.proof.c;

@@ -8,6 +8,8 @@
 //! `--features supraseal-c2/cuda`; run them with `--ignored` on the GPU
 //! machine (scripts/gpu-run.sh does).
 
+use std::sync::Arc;
+
 use bellperson_lite::{prepare_verifying_key, Parameters, PreparedVerifyingKey};
 use blstrs::Scalar;
 use cuzk_pipeline::{
@@ -17,7 +19,9 @@ use cuzk_pipeline::{
 use ff::Field;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use supraseal_c2::{Backend, BackendChoice, Error, GpuLock, PhaseTimings, Residency, Srs};
+use supraseal_c2::{
+    Backend, BackendChoice, CudaErrorKind, Error, GpuLock, PhaseTimings, Residency, Srs,
+};
 
 /// A workload's parameters, made once per test.
 struct Keyed {
@@ -37,9 +41,12 @@ fn keyed(name: &str, size: usize) -> Keyed {
     }
 }
 
-fn cuda_lock() -> GpuLock {
+/// Device 0's lock (the registry's one), keys set up resident unless
+/// `stream`.
+fn cuda_lock(stream: bool) -> Arc<GpuLock> {
     let lock = GpuLock::with_backend(0, BackendChoice::Cuda).expect("a CUDA lock on device 0");
     assert_eq!(lock.backend(), Backend::Cuda);
+    lock.set_stream_srs(stream).expect("setting");
     lock
 }
 
@@ -52,11 +59,12 @@ fn rng() -> StdRng {
     StdRng::seed_from_u64(seed)
 }
 
-/// Proves every partition of request 5 on the CPU and on each CUDA lock
-/// (a fresh `Srs` each, so each sets the key up anew), with the same r and
-/// s; checks the proofs are identical, the residency is `expect`ed, and the
-/// request verifies. Returns the timings: [cpu, cuda_0, ...] per partition.
-fn compare(k: &Keyed, partitions: usize, cuda: &[(&GpuLock, Residency)]) -> Vec<Vec<PhaseTimings>> {
+/// Proves every partition of request 5 on the CPU and on device 0 once per
+/// `(stream, residency)` of `cuda` (a fresh `Srs` each, set up streamed or
+/// not as `stream` says), with the same r and s; checks the proofs are
+/// identical, the residency is the one expected, and the request verifies.
+/// Returns the timings: [cpu, cuda_0, ...] per partition.
+fn compare(k: &Keyed, partitions: usize, cuda: &[(bool, Residency)]) -> Vec<Vec<PhaseTimings>> {
     let mut rng = rng();
     let cpu = GpuLock::new(0);
     let cpu_srs = k.params.srs().expect("srs");
@@ -70,11 +78,13 @@ fn compare(k: &Keyed, partitions: usize, cuda: &[(&GpuLock, Residency)]) -> Vec<
         let expected = gpu_prove_with(&partition, &cpu_srs, &cpu, r, s).expect("CPU prove");
         assert_eq!(expected.timings.backend, Backend::Cpu);
         let mut row = vec![expected.timings];
-        for ((lock, residency), srs) in cuda.iter().zip(&srs) {
-            let got = gpu_prove_with(&partition, srs, lock, r, s).expect("CUDA prove");
+        for (&(stream, residency), srs) in cuda.iter().zip(&srs) {
+            // The setting counts when a key is first used on the device.
+            let lock = cuda_lock(stream);
+            let got = gpu_prove_with(&partition, srs, &lock, r, s).expect("CUDA prove");
             assert_eq!(got.proof, expected.proof, "{}: partition {j}", k.workload);
             assert_eq!(got.timings.backend, Backend::Cuda);
-            assert_eq!(got.timings.residency, *residency);
+            assert_eq!(got.timings.residency, residency);
             row.push(got.timings);
         }
         proofs.push(expected.proof);
@@ -84,37 +94,23 @@ fn compare(k: &Keyed, partitions: usize, cuda: &[(&GpuLock, Residency)]) -> Vec<
     timings
 }
 
-fn streaming_lock() -> GpuLock {
-    let lock = cuda_lock();
-    lock.set_stream_srs(true).expect("setting");
-    lock
-}
-
 #[test]
 #[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
 fn tiny_sha_chain_cuda_proofs_equal_cpu_proofs() {
-    let (resident, streamed) = (cuda_lock(), streaming_lock());
     compare(
         &keyed("sha-chain", 1),
         2,
-        &[
-            (&resident, Residency::Device),
-            (&streamed, Residency::Streamed),
-        ],
+        &[(false, Residency::Device), (true, Residency::Streamed)],
     );
 }
 
 #[test]
 #[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
 fn tiny_mul_chain_cuda_proofs_equal_cpu_proofs() {
-    let (resident, streamed) = (cuda_lock(), streaming_lock());
     compare(
         &keyed("mul-chain", 1000),
         2,
-        &[
-            (&resident, Residency::Device),
-            (&streamed, Residency::Streamed),
-        ],
+        &[(false, Residency::Device), (true, Residency::Streamed)],
     );
 }
 
@@ -122,14 +118,10 @@ fn tiny_mul_chain_cuda_proofs_equal_cpu_proofs() {
 #[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
 fn s_sha_chain_cuda_proofs_equal_cpu_proofs() {
     // Streamed at S: two windows per point set.
-    let (resident, streamed) = (cuda_lock(), streaming_lock());
     compare(
         &keyed("sha-chain", 4),
         2,
-        &[
-            (&resident, Residency::Device),
-            (&streamed, Residency::Streamed),
-        ],
+        &[(false, Residency::Device), (true, Residency::Streamed)],
     );
 }
 
@@ -140,16 +132,13 @@ fn s_sha_chain_cuda_proofs_equal_cpu_proofs() {
 #[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
 fn m_sha_chain_cuda_proofs_equal_cpu_proofs_and_timings() {
     let k = keyed("sha-chain", 38);
-    let (resident, streamed) = (cuda_lock(), streaming_lock());
     let timings = compare(
         &k,
         1,
-        &[
-            (&resident, Residency::Device),
-            (&streamed, Residency::Streamed),
-        ],
+        &[(false, Residency::Device), (true, Residency::Streamed)],
     );
-    // The same partition again on the resident lock: the key is set up.
+    // The same partition again, resident: the key is set up once.
+    let resident = cuda_lock(false);
     let srs = k.params.srs().expect("srs");
     let partition = synthesize_partition(k.workload, partition_seed(5, 1, 0)).expect("synthesis");
     let mut rng = rng();
@@ -182,8 +171,10 @@ fn m_sha_chain_cuda_proofs_equal_cpu_proofs_and_timings() {
         );
     }
     // A warm streamed prove, for the streaming cost without the pinning.
+    let streamed = cuda_lock(true);
     let streamed_srs = k.params.srs().expect("srs");
     gpu_prove_with(&partition, &streamed_srs, &streamed, r, s).expect("streamed set-up");
+    streamed.set_stream_srs(false).expect("setting");
     let t = gpu_prove_with(&partition, &streamed_srs, &streamed, r, s)
         .expect("streamed warm")
         .timings;
@@ -206,7 +197,7 @@ fn m_sha_chain_cuda_proofs_equal_cpu_proofs_and_timings() {
 #[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
 fn prove_works_after_errors_on_the_same_device() {
     let k = keyed("sha-chain", 1);
-    let lock = cuda_lock();
+    let lock = cuda_lock(false);
     let partition = synthesize_partition(k.workload, partition_seed(5, 1, 0)).expect("synthesis");
     let (r, s) = (Scalar::from(3u64), Scalar::from(4u64));
 
@@ -224,8 +215,11 @@ fn prove_works_after_errors_on_the_same_device() {
     drop(lock.try_lock().expect("the lock was released"));
 
     match lock.probe_device_memory(1 << 60) {
-        Err(Error::Cuda { call, detail, .. }) => {
-            assert!(call.contains("cudaMalloc"), "{call}: {detail}")
+        Err(Error::Cuda {
+            call, detail, kind, ..
+        }) => {
+            assert!(call.contains("cudaMalloc"), "{call}: {detail}");
+            assert_eq!(kind, CudaErrorKind::OutOfMemory);
         }
         other => panic!("expected Error::Cuda, got {other:?}"),
     }

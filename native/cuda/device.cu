@@ -19,29 +19,58 @@
 
 namespace cuzk {
 
+// The codes cuzk/cuda/error.hpp names (and classifies) are the runtime's.
+static_assert(cuda_code::memory_allocation == cudaErrorMemoryAllocation &&
+                  cuda_code::invalid_configuration == cudaErrorInvalidConfiguration &&
+                  cuda_code::ecc_uncorrectable == cudaErrorECCUncorrectable &&
+                  cuda_code::nvlink_uncorrectable == cudaErrorNvlinkUncorrectable &&
+                  cuda_code::illegal_address == cudaErrorIllegalAddress &&
+                  cuda_code::launch_timeout == cudaErrorLaunchTimeout &&
+                  cuda_code::assert_failed == cudaErrorAssert &&
+                  cuda_code::hardware_stack_error == cudaErrorHardwareStackError &&
+                  cuda_code::illegal_instruction == cudaErrorIllegalInstruction &&
+                  cuda_code::misaligned_address == cudaErrorMisalignedAddress &&
+                  cuda_code::invalid_address_space == cudaErrorInvalidAddressSpace &&
+                  cuda_code::invalid_pc == cudaErrorInvalidPc &&
+                  cuda_code::launch_failure == cudaErrorLaunchFailure &&
+                  cuda_code::unknown == cudaErrorUnknown,
+              "cuda_code constants match cudaError_t");
+
 namespace {
 
-std::string last_path_component(const char* file)
-{
-    std::string path(file ? file : "");
-    const auto slash = path.find_last_of('/');
-    if (slash != std::string::npos)
-        path.erase(0, slash + 1);
-    return path;
-}
+// Writes through `target`: given an address no allocation covers, an
+// illegal memory access.
+__global__ void cuzk_fault_kernel(int* target) { *target = 1; }
 
 }  // namespace
 
-cuda_error_t::cuda_error_t(int code, std::string call, const char* file, int line,
-                           const std::string& detail)
-    : std::runtime_error(last_path_component(file) + ":" + std::to_string(line) + ": " + call +
-                         ": " + detail),
-      code_(code),
-      call_(std::move(call)),
-      detail_(detail),
-      file_(last_path_component(file)),
-      line_(line)
+void cuda_raise_fault(int ordinal, injected_fault_t fault)
 {
+    CUZK_CUDA_OK(cudaSetDevice(ordinal));
+    switch (fault) {
+    case injected_fault_t::none:
+        return;
+    case injected_fault_t::sticky:
+        // Address 8 is never mapped: the kernel faults, the context is lost.
+        cuzk_fault_kernel<<<1, 1>>>(reinterpret_cast<int*>(uintptr_t(8)));
+        CUZK_CUDA_LAUNCHED(cuzk_fault_kernel);
+        CUZK_CUDA_OK(cudaDeviceSynchronize());
+        break;
+    case injected_fault_t::transient:
+        // More threads per block than any device allows: refused at launch.
+        cuzk_fault_kernel<<<1, 4096>>>(nullptr);
+        CUZK_CUDA_LAUNCHED(cuzk_fault_kernel);
+        break;
+    case injected_fault_t::alloc: {
+        void* never = nullptr;
+        CUZK_CUDA_OK(cudaMalloc(&never, size_t(1) << 60));
+        (void)cudaFree(never);
+        break;
+    }
+    }
+    // Only reached if the device did not fail as it should have.
+    throw std::logic_error("injected fault " + std::to_string(static_cast<int>(fault)) +
+                           " did not fail on device " + std::to_string(ordinal));
 }
 
 int cuda_device_count() noexcept

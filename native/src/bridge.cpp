@@ -1,8 +1,12 @@
 // The shims behind supraseal-c2/src/bridge.rs. Rust hands blstrs values over
 // as u64 limbs of blst's C structs (blstrs types are #[repr(transparent)]
-// over them); these check the limb counts and view them as blst types.
+// over them); these check the limb counts and view them as blst types. Each
+// function that can fail runs its body (the *_shim and make_srs below) in
+// guarded(), which reports a failure as a NativeError (bridge_error.hpp).
 #include "cuzk/bridge.hpp"
 
+#include <exception>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -108,29 +112,20 @@ circuit_t to_circuit(const CircuitView& v)
     return c;
 }
 
-}  // namespace
-
-std::unique_ptr<gpu_lock_t> new_gpu_lock(uint32_t device)
+ErrorKind kind_of(cuda_error_kind_t kind)
 {
-    return std::make_unique<gpu_lock_t>(device);
+    switch (kind) {
+    case cuda_error_kind_t::sticky:
+        return ErrorKind::Sticky;
+    case cuda_error_kind_t::out_of_memory:
+        return ErrorKind::OutOfMemory;
+    case cuda_error_kind_t::transient:
+        break;
+    }
+    return ErrorKind::Transient;
 }
 
-uint32_t lock_device(const gpu_lock_t& lock) { return lock.device(); }
-uint64_t lock_acquire(const gpu_lock_t& lock) { return shared(lock).lock(); }
-bool lock_try_acquire(const gpu_lock_t& lock) { return shared(lock).try_lock(); }
-uint64_t lock_release(const gpu_lock_t& lock) { return shared(lock).unlock(); }
-
-LockCounters lock_counters(const gpu_lock_t& lock)
-{
-    const gpu_lock_stats_t s = lock.stats();
-    LockCounters out;
-    out.acquisitions = s.acquisitions;
-    out.wait_ns = s.wait_ns;
-    out.hold_ns = s.hold_ns;
-    return out;
-}
-
-std::unique_ptr<srs_t> new_srs(const SrsView& parts)
+std::unique_ptr<srs_t> make_srs(const SrsView& parts)
 {
     auto srs = std::make_unique<srs_t>();
     srs->alpha_g1 = view_one<blst_p1_affine>(parts.alpha_g1, "srs alpha_g1");
@@ -148,35 +143,7 @@ std::unique_ptr<srs_t> new_srs(const SrsView& parts)
     return srs;
 }
 
-uint8_t* host_alloc(size_t bytes) noexcept { return static_cast<uint8_t*>(cuzk::host_alloc(bytes)); }
-
-void host_free(uint8_t* data) noexcept { cuzk::host_free(data); }
-
-void msm_g1(rust::Slice<const uint64_t> points, rust::Slice<const uint64_t> scalars,
-            rust::Slice<uint64_t> out)
-{
-    msm_shim<blst_p1_affine, blst_p1>(points, scalars, out);
-}
-
-void msm_g2(rust::Slice<const uint64_t> points, rust::Slice<const uint64_t> scalars,
-            rust::Slice<uint64_t> out)
-{
-    msm_shim<blst_p2_affine, blst_p2>(points, scalars, out);
-}
-
-void batch_add_g1(rust::Slice<const uint64_t> points, rust::Slice<const size_t> indices,
-                  rust::Slice<uint64_t> out)
-{
-    batch_add_shim<blst_p1_affine, blst_p1>(points, indices, out);
-}
-
-void batch_add_g2(rust::Slice<const uint64_t> points, rust::Slice<const size_t> indices,
-                  rust::Slice<uint64_t> out)
-{
-    batch_add_shim<blst_p2_affine, blst_p2>(points, indices, out);
-}
-
-void ntt(rust::Slice<uint64_t> values, bool inverse, bool coset)
+void ntt_shim(rust::Slice<uint64_t> values, bool inverse, bool coset)
 {
     CUZK_REQUIRE(values.size() % limbs_of<blst_fr> == 0, "ntt: not a whole number of scalars");
     const size_t n = values.size() / limbs_of<blst_fr>;
@@ -187,10 +154,11 @@ void ntt(rust::Slice<uint64_t> values, bool inverse, bool coset)
         cuzk::ntt(v, n, inverse, thread_pool_t::global());
 }
 
-PhaseTimes prove(const gpu_lock_t& lock, const srs_t& srs, rust::Slice<const CircuitView> circuits,
-                 rust::Slice<const uint64_t> r, rust::Slice<const uint64_t> s,
-                 rust::Slice<uint64_t> proof_a, rust::Slice<uint64_t> proof_b,
-                 rust::Slice<uint64_t> proof_c)
+PhaseTimes prove_shim(const gpu_lock_t& lock, const srs_t& srs,
+                      rust::Slice<const CircuitView> circuits, rust::Slice<const uint64_t> r,
+                      rust::Slice<const uint64_t> s, rust::Slice<uint64_t> proof_a,
+                      rust::Slice<uint64_t> proof_b, rust::Slice<uint64_t> proof_c,
+                      injected_fault_t fault)
 {
     const size_t n = circuits.size();
     blst_p1_affine* a = view_out<blst_p1_affine>(proof_a, n, "proof a");
@@ -202,7 +170,7 @@ PhaseTimes prove(const gpu_lock_t& lock, const srs_t& srs, rust::Slice<const Cir
         batch.push_back(to_circuit(v));
 
     const prove_output_t out = cuzk::prove(shared(lock), srs, batch, view<blst_fr>(r, "r"),
-                                           view<blst_fr>(s, "s"));
+                                           view<blst_fr>(s, "s"), fault);
     for (size_t i = 0; i < n; i++) {
         a[i] = out.proofs[i].a;
         b[i] = out.proofs[i].b;
@@ -220,5 +188,112 @@ PhaseTimes prove(const gpu_lock_t& lock, const srs_t& srs, rust::Slice<const Cir
     t.srs_upload_ns = out.timings.srs_upload_ns;
     return t;
 }
+
+}  // namespace
+
+void record_error(NativeError& error, std::exception_ptr current) noexcept
+{
+    try {
+        std::rethrow_exception(current);
+    } catch (const cuda_error_t& e) {
+        error.kind = kind_of(e.kind());
+        error.code = e.code();
+        error.call = rust::String::lossy(e.call());
+        error.detail = rust::String::lossy(e.detail());
+        error.location = rust::String::lossy(e.file() + ":" + std::to_string(e.line()));
+        error.message = rust::String::lossy(e.what());
+    } catch (const device_memory_error_t& e) {
+        error.kind = ErrorKind::KeyTooLarge;
+        error.device = e.device();
+        error.needed = e.needed();
+        error.available = e.available();
+        error.message = rust::String::lossy(e.what());
+    } catch (const std::invalid_argument& e) {
+        error.kind = ErrorKind::InvalidInput;
+        error.message = rust::String::lossy(e.what());
+    } catch (const std::exception& e) {
+        error.kind = ErrorKind::Internal;
+        error.message = rust::String::lossy(e.what());
+    } catch (...) {
+        error.kind = ErrorKind::Internal;
+        error.message = rust::String::lossy("an exception that is not a std::exception");
+    }
+}
+
+std::unique_ptr<gpu_lock_t> new_gpu_lock(uint32_t device, NativeError& error) noexcept
+{
+    return guarded(error, [&] { return std::make_unique<gpu_lock_t>(device); });
+}
+
+uint32_t lock_device(const gpu_lock_t& lock) { return lock.device(); }
+
+uint64_t lock_acquire(const gpu_lock_t& lock, NativeError& error) noexcept
+{
+    return guarded(error, [&] { return shared(lock).lock(); });
+}
+
+bool lock_try_acquire(const gpu_lock_t& lock) { return shared(lock).try_lock(); }
+uint64_t lock_release(const gpu_lock_t& lock) { return shared(lock).unlock(); }
+bool lock_lost(const gpu_lock_t& lock) { return lock.lost(); }
+
+LockCounters lock_counters(const gpu_lock_t& lock)
+{
+    const gpu_lock_stats_t s = lock.stats();
+    LockCounters out;
+    out.acquisitions = s.acquisitions;
+    out.wait_ns = s.wait_ns;
+    out.hold_ns = s.hold_ns;
+    return out;
+}
+
+std::unique_ptr<srs_t> new_srs(const SrsView& parts, NativeError& error) noexcept
+{
+    return guarded(error, [&] { return make_srs(parts); });
+}
+
+void msm_g1(rust::Slice<const uint64_t> points, rust::Slice<const uint64_t> scalars,
+            rust::Slice<uint64_t> out, NativeError& error) noexcept
+{
+    guarded(error, [&] { msm_shim<blst_p1_affine, blst_p1>(points, scalars, out); });
+}
+
+void msm_g2(rust::Slice<const uint64_t> points, rust::Slice<const uint64_t> scalars,
+            rust::Slice<uint64_t> out, NativeError& error) noexcept
+{
+    guarded(error, [&] { msm_shim<blst_p2_affine, blst_p2>(points, scalars, out); });
+}
+
+void batch_add_g1(rust::Slice<const uint64_t> points, rust::Slice<const size_t> indices,
+                  rust::Slice<uint64_t> out, NativeError& error) noexcept
+{
+    guarded(error, [&] { batch_add_shim<blst_p1_affine, blst_p1>(points, indices, out); });
+}
+
+void batch_add_g2(rust::Slice<const uint64_t> points, rust::Slice<const size_t> indices,
+                  rust::Slice<uint64_t> out, NativeError& error) noexcept
+{
+    guarded(error, [&] { batch_add_shim<blst_p2_affine, blst_p2>(points, indices, out); });
+}
+
+void ntt(rust::Slice<uint64_t> values, bool inverse, bool coset, NativeError& error) noexcept
+{
+    guarded(error, [&] { ntt_shim(values, inverse, coset); });
+}
+
+PhaseTimes prove(const gpu_lock_t& lock, const srs_t& srs, rust::Slice<const CircuitView> circuits,
+                 rust::Slice<const uint64_t> r, rust::Slice<const uint64_t> s,
+                 rust::Slice<uint64_t> proof_a, rust::Slice<uint64_t> proof_b,
+                 rust::Slice<uint64_t> proof_c, uint8_t fault, NativeError& error) noexcept
+{
+    return guarded(error, [&] {
+        return prove_shim(lock, srs, circuits, r, s, proof_a, proof_b, proof_c,
+                          static_cast<injected_fault_t>(fault));
+    });
+}
+
+
+uint8_t* host_alloc(size_t bytes) noexcept { return static_cast<uint8_t*>(cuzk::host_alloc(bytes)); }
+
+void host_free(uint8_t* data) noexcept { cuzk::host_free(data); }
 
 }  // namespace cuzk::ffi

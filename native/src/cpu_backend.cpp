@@ -1,7 +1,9 @@
 // The CPU backend of the kernel region: blst on the thread pool.
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "cuzk/cuda/error.hpp"
 #include "cuzk/gather.hpp"
 #include "cuzk/kernel_backend.hpp"
 #include "cuzk/msm.hpp"
@@ -66,6 +68,28 @@ public:
                                             thread_pool_t& pool, bool) override
     {
         return std::make_unique<cpu_batch_t>(srs, circuits, terms, pool);
+    }
+
+    // What the CUDA backend's real fault would throw (the same code, so the
+    // same kind); there is no context to lose, so gpu_lock_t's lost state
+    // alone makes a sticky fault stick.
+    void raise(uint32_t device, injected_fault_t fault) override
+    {
+        const std::string call = "injected fault on CPU device " + std::to_string(device);
+        switch (fault) {
+        case injected_fault_t::none:
+            return;
+        case injected_fault_t::sticky:
+            throw cuda_error_t(cuda_code::illegal_address, call, __FILE__, __LINE__,
+                               "cudaErrorIllegalAddress: an illegal memory access was "
+                               "encountered");
+        case injected_fault_t::transient:
+            throw cuda_error_t(cuda_code::invalid_configuration, call, __FILE__, __LINE__,
+                               "cudaErrorInvalidConfiguration: invalid configuration argument");
+        case injected_fault_t::alloc:
+            throw cuda_error_t(cuda_code::memory_allocation, call, __FILE__, __LINE__,
+                               "cudaErrorMemoryAllocation: out of memory");
+        }
     }
 };
 

@@ -75,6 +75,16 @@ uint64_t gpu_lock_t::unlock() noexcept
     return now;
 }
 
+void gpu_lock_t::raise(injected_fault_t fault) { backend_->raise(device_, fault); }
+
+void gpu_lock_t::lose(const cuda_error_t& e)
+{
+    if (lost_error_)
+        return;
+    lost_error_ = std::make_unique<cuda_error_t>(e);
+    lost_.store(true, std::memory_order_release);
+}
+
 gpu_lock_stats_t gpu_lock_t::stats() const noexcept
 {
     return {acquisitions_.load(), wait_ns_.load(), hold_ns_.load()};

@@ -135,7 +135,8 @@ proof_t assemble(const srs_t& srs, const kernel_sums_t& k, const blst_p2& b_g2_s
 }  // namespace
 
 prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circuit_t>& batch,
-                     span_t<blst_fr> r, span_t<blst_fr> s, thread_pool_t& pool)
+                     span_t<blst_fr> r, span_t<blst_fr> s, injected_fault_t fault,
+                     thread_pool_t& pool)
 {
     const uint64_t started_ns = monotonic_ns();
     const size_t n = batch.size();
@@ -180,7 +181,7 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     // 2. Kernel region, lock held once for the whole batch.
     std::vector<kernel_sums_t> sums(n);
     gpu_lock_guard_t held(lock);
-    kernels->run(sums, pool);
+    lock.run_kernel_region(fault, [&] { kernels->run(sums, pool); });
     held.release();
 
     // 3. Epilogue, lock not held.

@@ -1,11 +1,55 @@
 //! The cxx bridge to the native layer (`native/`), and nothing else.
 //!
 //! blstrs values cross as `u64` limbs of blst's C structs; the casts live in
-//! [`crate::raw`]. Every native function that can throw returns `Result`.
+//! [`crate::raw`]. Every native function that can fail reports it in a
+//! [`ffi::NativeError`] it is handed (`native/include/cuzk/bridge_error.hpp`
+//! catches every exception into it); [`crate::error`] maps that into
+//! [`crate::Error`].
 
 #[cxx::bridge(namespace = "cuzk")]
 pub(crate) mod ffi {
     // 1. Plain data shared by both sides.
+
+    /// What kind of failure a [`NativeError`] reports.
+    #[namespace = "cuzk::ffi"]
+    #[repr(u8)]
+    enum ErrorKind {
+        /// No failure.
+        None,
+        /// A precondition on the caller's input (`std::invalid_argument`).
+        InvalidInput,
+        /// A CUDA call failed; the context is fine.
+        Transient,
+        /// A CUDA allocation failed (`cudaErrorMemoryAllocation`).
+        OutOfMemory,
+        /// A CUDA call failed and the device's context is unusable.
+        Sticky,
+        /// The proving key does not fit the device (`device_memory_error_t`).
+        KeyTooLarge,
+        /// Any other exception.
+        Internal,
+    }
+
+    /// A native failure, as a value: its kind, and the fields of the
+    /// exception it came from (those its kind does not use are left empty).
+    #[namespace = "cuzk::ffi"]
+    struct NativeError {
+        kind: ErrorKind,
+        /// The `cudaError_t` (CUDA kinds).
+        code: i32,
+        /// The CUDA call as written in the native source (CUDA kinds).
+        call: String,
+        /// The runtime's error name and description (CUDA kinds).
+        detail: String,
+        /// `file:line` of the call (CUDA kinds).
+        location: String,
+        /// `KeyTooLarge`: the device, bytes needed and available.
+        device: u32,
+        needed: u64,
+        available: u64,
+        /// The exception's `what()`.
+        message: String,
+    }
 
     /// Counters of a native `gpu_lock_t`.
     #[namespace = "cuzk::ffi"]
@@ -77,20 +121,22 @@ pub(crate) mod ffi {
         fn monotonic_ns() -> u64;
 
         #[namespace = "cuzk::ffi"]
-        fn new_gpu_lock(device: u32) -> Result<UniquePtr<NativeGpuLock>>;
+        fn new_gpu_lock(device: u32, error: &mut NativeError) -> UniquePtr<NativeGpuLock>;
         #[namespace = "cuzk::ffi"]
         fn lock_device(lock: &NativeGpuLock) -> u32;
         #[namespace = "cuzk::ffi"]
-        fn lock_acquire(lock: &NativeGpuLock) -> Result<u64>;
+        fn lock_acquire(lock: &NativeGpuLock, error: &mut NativeError) -> u64;
         #[namespace = "cuzk::ffi"]
         fn lock_try_acquire(lock: &NativeGpuLock) -> bool;
         #[namespace = "cuzk::ffi"]
         fn lock_release(lock: &NativeGpuLock) -> u64;
         #[namespace = "cuzk::ffi"]
+        fn lock_lost(lock: &NativeGpuLock) -> bool;
+        #[namespace = "cuzk::ffi"]
         fn lock_counters(lock: &NativeGpuLock) -> LockCounters;
 
         #[namespace = "cuzk::ffi"]
-        fn new_srs(parts: &SrsView) -> Result<UniquePtr<NativeSrs>>;
+        fn new_srs(parts: &SrsView, error: &mut NativeError) -> UniquePtr<NativeSrs>;
 
         /// Ordinary 64-byte-aligned host memory; null when refused.
         #[namespace = "cuzk::ffi"]
@@ -103,11 +149,21 @@ pub(crate) mod ffi {
     // 3. Kernels and the prover.
     #[namespace = "cuzk::ffi"]
     unsafe extern "C++" {
-        fn msm_g1(points: &[u64], scalars: &[u64], out: &mut [u64]) -> Result<()>;
-        fn msm_g2(points: &[u64], scalars: &[u64], out: &mut [u64]) -> Result<()>;
-        fn batch_add_g1(points: &[u64], indices: &[usize], out: &mut [u64]) -> Result<()>;
-        fn batch_add_g2(points: &[u64], indices: &[usize], out: &mut [u64]) -> Result<()>;
-        fn ntt(values: &mut [u64], inverse: bool, coset: bool) -> Result<()>;
+        fn msm_g1(points: &[u64], scalars: &[u64], out: &mut [u64], error: &mut NativeError);
+        fn msm_g2(points: &[u64], scalars: &[u64], out: &mut [u64], error: &mut NativeError);
+        fn batch_add_g1(
+            points: &[u64],
+            indices: &[usize],
+            out: &mut [u64],
+            error: &mut NativeError,
+        );
+        fn batch_add_g2(
+            points: &[u64],
+            indices: &[usize],
+            out: &mut [u64],
+            error: &mut NativeError,
+        );
+        fn ntt(values: &mut [u64], inverse: bool, coset: bool, error: &mut NativeError);
 
         #[allow(clippy::too_many_arguments)]
         fn prove(
@@ -119,6 +175,8 @@ pub(crate) mod ffi {
             proof_a: &mut [u64],
             proof_b: &mut [u64],
             proof_c: &mut [u64],
-        ) -> Result<PhaseTimes>;
+            fault: u8,
+            error: &mut NativeError,
+        ) -> PhaseTimes;
     }
 }

@@ -1,8 +1,10 @@
 //! The native kernels on their own, for tests and benchmarks.
 //!
 //! The plain functions run on the CPU. The `_on` functions run on a lock's
-//! backend (its CUDA device, or the CPU), holding the lock; on the CUDA
-//! backend the points are uploaded for the call, not kept.
+//! backend (its CUDA device, or the CPU) and take the lock's guard, proof
+//! that the caller holds it; on the CUDA backend the points are uploaded for
+//! the call, not kept, and a sticky error loses the device as a kernel
+//! region would ([`crate::GpuLock::is_lost`]).
 
 use std::slice;
 
@@ -10,18 +12,16 @@ use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::Group;
 
 use crate::bridge::ffi;
+use crate::error::native;
 use crate::raw::{limbs, limbs_mut};
-use crate::{cuda, Backend, Error, GpuLock};
+use crate::{cuda, Backend, Error, GpuLockGuard};
 
 /// `sum(scalars[i] * points[i])` in G1, multi-threaded Pippenger.
 pub fn msm_g1(points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective, Error> {
     Error::check_shape("MSM scalars vs points", points.len(), scalars.len())?;
     let mut out = G1Projective::identity();
-    ffi::msm_g1(
-        limbs(points),
-        limbs(scalars),
-        limbs_mut(slice::from_mut(&mut out)),
-    )?;
+    let result = limbs_mut(slice::from_mut(&mut out));
+    native(|e| ffi::msm_g1(limbs(points), limbs(scalars), result, e))?;
     Ok(out)
 }
 
@@ -29,11 +29,8 @@ pub fn msm_g1(points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective, E
 pub fn msm_g2(points: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective, Error> {
     Error::check_shape("MSM scalars vs points", points.len(), scalars.len())?;
     let mut out = G2Projective::identity();
-    ffi::msm_g2(
-        limbs(points),
-        limbs(scalars),
-        limbs_mut(slice::from_mut(&mut out)),
-    )?;
+    let result = limbs_mut(slice::from_mut(&mut out));
+    native(|e| ffi::msm_g2(limbs(points), limbs(scalars), result, e))?;
     Ok(out)
 }
 
@@ -41,14 +38,16 @@ pub fn msm_g2(points: &[G2Affine], scalars: &[Scalar]) -> Result<G2Projective, E
 /// variables whose scalar is exactly 1. Indices may repeat.
 pub fn batch_add_g1(points: &[G1Affine], indices: &[usize]) -> Result<G1Projective, Error> {
     let mut out = G1Projective::identity();
-    ffi::batch_add_g1(limbs(points), indices, limbs_mut(slice::from_mut(&mut out)))?;
+    let result = limbs_mut(slice::from_mut(&mut out));
+    native(|e| ffi::batch_add_g1(limbs(points), indices, result, e))?;
     Ok(out)
 }
 
 /// `sum(points[i] for i in indices)` in G2.
 pub fn batch_add_g2(points: &[G2Affine], indices: &[usize]) -> Result<G2Projective, Error> {
     let mut out = G2Projective::identity();
-    ffi::batch_add_g2(limbs(points), indices, limbs_mut(slice::from_mut(&mut out)))?;
+    let result = limbs_mut(slice::from_mut(&mut out));
+    native(|e| ffi::batch_add_g2(limbs(points), indices, result, e))?;
     Ok(out)
 }
 
@@ -59,7 +58,7 @@ pub fn batch_add_g2(points: &[G2Affine], indices: &[usize]) -> Result<G2Projecti
 /// `len = 2^k`, as in `ff`/bellperson; the inverse includes the `1/len`.
 pub fn ntt(values: &mut [Scalar], inverse: bool) -> Result<(), Error> {
     check_power_of_two(values.len())?;
-    ffi::ntt(limbs_mut(values), inverse, false)?;
+    native(|e| ffi::ntt(limbs_mut(values), inverse, false, e))?;
     Ok(())
 }
 
@@ -67,75 +66,66 @@ pub fn ntt(values: &mut [Scalar], inverse: bool) -> Result<(), Error> {
 /// evaluation `i` is at `g * w^i`; `inverse` interpolates back.
 pub fn coset_ntt(values: &mut [Scalar], inverse: bool) -> Result<(), Error> {
     check_power_of_two(values.len())?;
-    ffi::ntt(limbs_mut(values), inverse, true)?;
+    native(|e| ffi::ntt(limbs_mut(values), inverse, true, e))?;
     Ok(())
 }
 
-/// [`msm_g1`] on `lock`'s backend.
+/// [`msm_g1`] on the backend of the lock `held` holds.
 pub fn msm_g1_on(
-    lock: &GpuLock,
+    held: &GpuLockGuard<'_>,
     points: &[G1Affine],
     scalars: &[Scalar],
 ) -> Result<G1Projective, Error> {
-    if lock.backend() == Backend::Cpu {
-        let _held = lock.lock();
+    if held.lock().backend() == Backend::Cpu {
         return msm_g1(points, scalars);
     }
     Error::check_shape("MSM scalars vs points", points.len(), scalars.len())?;
     let mut out = G1Projective::identity();
-    let _held = lock.lock();
-    cuda::msm_g1(
-        lock.native(),
-        limbs(points),
-        limbs(scalars),
-        limbs_mut(slice::from_mut(&mut out)),
-    )?;
+    let result = limbs_mut(slice::from_mut(&mut out));
+    cuda::msm_g1(held, limbs(points), limbs(scalars), result)?;
     Ok(out)
 }
 
-/// [`batch_add_g1`] on `lock`'s backend.
+/// [`batch_add_g1`] on the backend of the lock `held` holds.
 pub fn batch_add_g1_on(
-    lock: &GpuLock,
+    held: &GpuLockGuard<'_>,
     points: &[G1Affine],
     indices: &[usize],
 ) -> Result<G1Projective, Error> {
-    let _held = lock.lock();
-    if lock.backend() == Backend::Cpu {
+    if held.lock().backend() == Backend::Cpu {
         return batch_add_g1(points, indices);
     }
     let mut out = G1Projective::identity();
-    cuda::batch_add_g1(
-        lock.native(),
-        limbs(points),
-        indices,
-        limbs_mut(slice::from_mut(&mut out)),
-    )?;
+    let result = limbs_mut(slice::from_mut(&mut out));
+    cuda::batch_add_g1(held, limbs(points), indices, result)?;
     Ok(out)
 }
 
-/// [`ntt`] on `lock`'s backend.
-pub fn ntt_on(lock: &GpuLock, values: &mut [Scalar], inverse: bool) -> Result<(), Error> {
-    transform_on(lock, values, inverse, false)
+/// [`ntt`] on the backend of the lock `held` holds.
+pub fn ntt_on(held: &GpuLockGuard<'_>, values: &mut [Scalar], inverse: bool) -> Result<(), Error> {
+    transform_on(held, values, inverse, false)
 }
 
-/// [`coset_ntt`] on `lock`'s backend.
-pub fn coset_ntt_on(lock: &GpuLock, values: &mut [Scalar], inverse: bool) -> Result<(), Error> {
-    transform_on(lock, values, inverse, true)
+/// [`coset_ntt`] on the backend of the lock `held` holds.
+pub fn coset_ntt_on(
+    held: &GpuLockGuard<'_>,
+    values: &mut [Scalar],
+    inverse: bool,
+) -> Result<(), Error> {
+    transform_on(held, values, inverse, true)
 }
 
 fn transform_on(
-    lock: &GpuLock,
+    held: &GpuLockGuard<'_>,
     values: &mut [Scalar],
     inverse: bool,
     coset: bool,
 ) -> Result<(), Error> {
     check_power_of_two(values.len())?;
-    let _held = lock.lock();
-    match lock.backend() {
-        Backend::Cpu => ffi::ntt(limbs_mut(values), inverse, coset)?,
-        Backend::Cuda => cuda::ntt(lock.native(), limbs_mut(values), inverse, coset)?,
+    match held.lock().backend() {
+        Backend::Cpu => native(|e| ffi::ntt(limbs_mut(values), inverse, coset, e)),
+        Backend::Cuda => cuda::ntt(held, limbs_mut(values), inverse, coset),
     }
-    Ok(())
 }
 
 fn check_power_of_two(len: usize) -> Result<(), Error> {

@@ -7,7 +7,10 @@
 //!   counters of acquisitions, wait time and hold time, and the [`Backend`]
 //!   that runs the kernel region under it: the CPU, or (with the `cuda`
 //!   feature) the lock's CUDA device, chosen at run time
-//!   ([`GpuLock::with_backend`]);
+//!   ([`GpuLock::with_backend`], which hands out the one lock of each CUDA
+//!   device); whether a sticky CUDA error lost its device
+//!   ([`GpuLock::is_lost`]), and a [`FaultPlan`] to make its kernel regions
+//!   fail on purpose;
 //! - [`Srs`]: the proving key's point vectors, held by native code;
 //! - [`prove`]: the three-phase Groth16 prover (preamble outside the lock,
 //!   kernel region under it, epilogue outside it) over a batch of
@@ -16,6 +19,11 @@
 //!   the CUDA backend can use it, for synthesis output the prover can copy
 //!   to the device without staging; dropped ones go to a pool for reuse;
 //! - [`kernels`]: the native MSM and NTT, for tests and benchmarks.
+//!
+//! Native failures cross the bridge as typed values and come back as
+//! [`Error`]: a failed CUDA call with its `cudaError_t` code and its
+//! [`CudaErrorKind`] (transient, out of memory, or sticky: the device's
+//! context is unusable).
 //!
 //! ```no_run
 //! use supraseal_c2::{monotonic_ns, BackendChoice, GpuLock};
@@ -38,6 +46,7 @@ mod bridge;
 mod clock;
 mod cuda;
 mod error;
+mod fault;
 mod host_pool;
 mod host_vec;
 pub mod kernels;
@@ -52,7 +61,8 @@ pub use backend::{
     cuda_device_count, Backend, BackendChoice, CudaUnavailable, ParseBackendError, Residency,
 };
 pub use clock::monotonic_ns;
-pub use error::Error;
+pub use error::{CudaErrorKind, Error};
+pub use fault::{FaultKind, FaultPlan, InjectedFault, ParseFaultError, FAULT_ENV};
 pub use host_pool::{
     host_pool_stats, reserve_host_blocks, set_host_pool_limit, trim_host_pool, HostPoolStats,
     DEFAULT_HOST_POOL_BYTES,

@@ -2,12 +2,14 @@
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::MutexGuard;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use cxx::UniquePtr;
 
 use crate::backend::{Backend, BackendChoice};
 use crate::bridge::ffi;
+use crate::error::native;
+use crate::fault::{FaultCounter, FaultKind, FaultPlan};
 use crate::{cuda, Error};
 
 /// Counters kept by a [`GpuLock`].
@@ -24,13 +26,19 @@ pub struct LockStats {
 /// The mutex around one device's kernel region, owned by native code, and
 /// the backend that runs the kernel region under it.
 ///
-/// Make one per device and share it by reference among that device's
-/// workers: the CUDA backend relies on this lock being the only one that
-/// guards its device.
+/// There is one per CUDA device in the process: [`GpuLock::with_backend`]
+/// hands out the device's lock from a registry, making it only when no one
+/// holds it, so every worker of a device shares the one lock the CUDA
+/// backend relies on. A CPU-backend lock guards no device (the ordinal is a
+/// label), so [`GpuLock::new`] makes a fresh one each time.
 pub struct GpuLock {
     native: UniquePtr<ffi::NativeGpuLock>,
     backend: Backend,
+    faults: FaultCounter,
 }
+
+/// The CUDA locks alive in this process, by device.
+static CUDA_LOCKS: Mutex<Vec<(u32, Weak<GpuLock>)>> = Mutex::new(Vec::new());
 
 // SAFETY: the native gpu_lock_t is a std::mutex plus atomic counters and a
 // backend whose lock-free members (settings) are atomics; every bridge
@@ -41,7 +49,8 @@ unsafe impl Send for GpuLock {}
 // SAFETY: as for Send: shared use from many threads is what it is for.
 unsafe impl Sync for GpuLock {}
 
-/// Holds a [`GpuLock`] until dropped (on the thread that took it).
+/// Holds a [`GpuLock`] until dropped (on the thread that took it): the proof
+/// the kernel functions that need the lock held take ([`crate::kernels`]).
 ///
 /// It cannot move to another thread:
 ///
@@ -51,47 +60,66 @@ unsafe impl Sync for GpuLock {}
 /// send(lock.lock());
 /// ```
 pub struct GpuLockGuard<'a> {
-    _lock: &'a GpuLock,
+    lock: &'a GpuLock,
     /// A std::mutex must be released by the thread that took it, so the
     /// guard is `!Send` (and `Sync`), like std's own guard.
     _thread_bound: PhantomData<MutexGuard<'static, ()>>,
 }
 
 impl GpuLock {
-    /// A new lock for device `device`, with the CPU backend.
+    /// A new lock for device `device`, with the CPU backend (not in the
+    /// registry: no device is behind it).
     ///
     /// # Panics
     ///
     /// If the native allocation fails.
     pub fn new(device: u32) -> Self {
-        let native = ffi::new_gpu_lock(device).unwrap_or_else(|e| panic!("GpuLock::new: {e}"));
+        let native = native(|e| ffi::new_gpu_lock(device, e))
+            .unwrap_or_else(|e| panic!("GpuLock::new: {e}"));
         Self {
             native,
             backend: Backend::Cpu,
+            faults: FaultCounter::default(),
         }
     }
 
-    /// A new lock for device `device` with the backend `choice` resolves to:
+    /// Device `device`'s lock, with the backend `choice` resolves to:
     /// [`BackendChoice::Auto`] takes CUDA when this build has it and device
     /// `device` exists (else the CPU, logged); [`BackendChoice::Cuda`] fails
     /// with [`Error::CudaUnavailable`] saying why it cannot (built without the
     /// `cuda` feature, no device, ordinal out of range), or with
     /// [`Error::Cuda`] when the device is unusable.
-    pub fn with_backend(device: u32, choice: BackendChoice) -> Result<GpuLock, Error> {
-        let cuda = |device| {
-            Ok(Self {
-                native: cuda::new_lock(device)?,
-                backend: Backend::Cuda,
-            })
-        };
+    ///
+    /// A CUDA lock comes from the registry: while one for `device` is alive
+    /// anywhere in the process, this returns it, so there is never a second.
+    /// A CPU lock is a new one ([`GpuLock::new`]).
+    pub fn with_backend(device: u32, choice: BackendChoice) -> Result<Arc<GpuLock>, Error> {
         match choice {
-            BackendChoice::Cpu => Ok(Self::new(device)),
-            BackendChoice::Cuda => cuda(device),
-            BackendChoice::Auto => cuda(device).or_else(|e: Error| {
+            BackendChoice::Cpu => Ok(Arc::new(Self::new(device))),
+            BackendChoice::Cuda => Self::cuda(device),
+            BackendChoice::Auto => Self::cuda(device).or_else(|e: Error| {
                 log::info!("device {device}: kernel region on the CPU ({e})");
-                Ok(Self::new(device))
+                Ok(Arc::new(Self::new(device)))
             }),
         }
+    }
+
+    /// The registry's lock for CUDA device `device`, made if none is alive.
+    fn cuda(device: u32) -> Result<Arc<GpuLock>, Error> {
+        let mut locks = CUDA_LOCKS.lock().unwrap_or_else(|e| e.into_inner());
+        locks.retain(|(_, lock)| lock.strong_count() > 0);
+        if let Some(lock) = locks.iter().find(|(d, _)| *d == device) {
+            if let Some(lock) = lock.1.upgrade() {
+                return Ok(lock);
+            }
+        }
+        let lock = Arc::new(Self {
+            native: cuda::new_lock(device)?,
+            backend: Backend::Cuda,
+            faults: FaultCounter::default(),
+        });
+        locks.push((device, Arc::downgrade(&lock)));
+        Ok(lock)
     }
 
     /// The device this lock guards.
@@ -102,6 +130,37 @@ impl GpuLock {
     /// Where this lock's kernel region runs.
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// Whether a kernel region on this lock failed with a sticky CUDA error
+    /// ([`crate::CudaErrorKind::Sticky`]), injected or real: the device is
+    /// unusable for the rest of the process, and every later kernel region
+    /// on this lock fails at once with that error.
+    pub fn is_lost(&self) -> bool {
+        ffi::lock_lost(&self.native)
+    }
+
+    /// Injects `plan`'s faults for this lock's device into its kernel
+    /// regions, counting them from now ([`crate::FaultPlan`]; an empty plan
+    /// turns injection off). For tests of what the layers above do when a
+    /// device fails.
+    pub fn set_fault_plan(&self, plan: &FaultPlan) {
+        self.faults.set(plan, self.device());
+    }
+
+    /// Counts a kernel region: the fault it must suffer, if any. A panic is
+    /// raised here, with the lock held (so that its release on unwinding is
+    /// exercised too); the other kinds are raised by the native layer.
+    pub(crate) fn next_fault(&self) -> Option<FaultKind> {
+        let (call, kind) = self.faults.next()?;
+        if kind == FaultKind::Panic {
+            let _held = self.lock();
+            panic!(
+                "injected fault: a panic in kernel region {call} of device {}",
+                self.device()
+            );
+        }
+        Some(kind)
     }
 
     /// Caps the device memory the CUDA backend plans with on this device
@@ -133,10 +192,7 @@ impl GpuLock {
     pub fn probe_device_memory(&self, bytes: u64) -> Result<(), Error> {
         match self.backend {
             Backend::Cpu => Ok(()),
-            Backend::Cuda => {
-                let _held = self.lock();
-                cuda::probe_alloc(&self.native, bytes)
-            }
+            Backend::Cuda => cuda::probe_alloc(&self.lock(), bytes),
         }
     }
 
@@ -156,7 +212,7 @@ impl GpuLock {
     ///
     /// If this thread already holds it: the lock is not re-entrant.
     pub fn lock(&self) -> GpuLockGuard<'_> {
-        if let Err(e) = ffi::lock_acquire(&self.native) {
+        if let Err(e) = native(|e| ffi::lock_acquire(&self.native, e)) {
             panic!("GpuLock::lock: {e}");
         }
         self.guard()
@@ -174,7 +230,7 @@ impl GpuLock {
 
     fn guard(&self) -> GpuLockGuard<'_> {
         GpuLockGuard {
-            _lock: self,
+            lock: self,
             _thread_bound: PhantomData,
         }
     }
@@ -190,16 +246,23 @@ impl fmt::Debug for GpuLock {
     }
 }
 
+impl<'a> GpuLockGuard<'a> {
+    /// The lock held.
+    pub fn lock(&self) -> &'a GpuLock {
+        self.lock
+    }
+}
+
 impl Drop for GpuLockGuard<'_> {
     fn drop(&mut self) {
-        ffi::lock_release(&self._lock.native);
+        ffi::lock_release(&self.lock.native);
     }
 }
 
 impl fmt::Debug for GpuLockGuard<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GpuLockGuard")
-            .field("device", &self._lock.device())
+            .field("device", &self.lock.device())
             .finish()
     }
 }

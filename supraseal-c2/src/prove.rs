@@ -5,6 +5,7 @@ use group::prime::PrimeCurveAffine;
 
 use crate::backend::{Backend, Residency};
 use crate::bridge::ffi;
+use crate::error::native;
 use crate::raw::{limbs, limbs_mut};
 use crate::srs::SrsShape;
 use crate::{Assignment, Error, GpuLock, Srs};
@@ -62,9 +63,13 @@ pub struct ProveOutput {
 ///
 /// Shapes are checked first: a batch that does not fit `srs` (or `r`, `s`
 /// of the wrong length) fails with [`Error::Shape`] naming the quantity,
-/// before any work. Native failures come back typed ([`Error::Cuda`],
-/// [`Error::DeviceMemory`]) or as [`Error::Native`]; the lock is released on
-/// every path.
+/// before any work. Native failures come back typed ([`Error::Cuda`] with
+/// its code and [`crate::CudaErrorKind`], [`Error::DeviceMemory`],
+/// [`Error::InvalidInput`]) or as [`Error::Native`]; the lock is released on
+/// every path. A sticky CUDA error loses the lock's device
+/// ([`GpuLock::is_lost`]). The lock's fault plan
+/// ([`GpuLock::set_fault_plan`]) may make this call's kernel region fail, or
+/// panic.
 pub fn prove(
     lock: &GpuLock,
     srs: &Srs,
@@ -82,16 +87,21 @@ pub fn prove(
     let mut a = vec![G1Affine::identity(); n];
     let mut b = vec![G2Affine::identity(); n];
     let mut c = vec![G1Affine::identity(); n];
-    let t = ffi::prove(
-        lock.native(),
-        srs.native(),
-        &circuits,
-        limbs(r),
-        limbs(s),
-        limbs_mut(&mut a),
-        limbs_mut(&mut b),
-        limbs_mut(&mut c),
-    )?;
+    let fault = lock.next_fault().map_or(0, |kind| kind.native_code());
+    let t = native(|e| {
+        ffi::prove(
+            lock.native(),
+            srs.native(),
+            &circuits,
+            limbs(r),
+            limbs(s),
+            limbs_mut(&mut a),
+            limbs_mut(&mut b),
+            limbs_mut(&mut c),
+            fault,
+            e,
+        )
+    })?;
     let proofs = a
         .into_iter()
         .zip(b)

@@ -7,6 +7,7 @@ use blstrs::{G1Affine, G2Affine};
 use cxx::UniquePtr;
 
 use crate::bridge::ffi;
+use crate::error::native;
 use crate::raw::limbs;
 use crate::Error;
 
@@ -83,7 +84,7 @@ impl Srs {
             b_g1: limbs(parts.b_g1),
             b_g2: limbs(parts.b_g2),
         };
-        let native = ffi::new_srs(&view)?;
+        let native = native(|e| ffi::new_srs(&view, e))?;
         let shape = SrsShape {
             h: parts.h.len(),
             l: parts.l.len(),

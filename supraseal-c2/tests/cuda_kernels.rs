@@ -7,18 +7,21 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use blstrs::{G1Affine, G1Projective, Scalar};
 use ff::Field;
 use group::{Curve, Group};
 use rand::rngs::StdRng;
 use rand::Rng;
 use supraseal_c2::{
-    cuda_device_count, kernels, Backend, BackendChoice, CudaUnavailable, Error, GpuLock,
+    cuda_device_count, kernels, Backend, BackendChoice, CudaErrorKind, CudaUnavailable, Error,
+    GpuLock,
 };
 
 const SIZES: [usize; 8] = [0, 1, 2, 7, 100, 1000, 4097, 70001];
 
-fn cuda_lock() -> GpuLock {
+fn cuda_lock() -> Arc<GpuLock> {
     GpuLock::with_backend(0, BackendChoice::Cuda).expect("a CUDA lock on device 0")
 }
 
@@ -96,13 +99,13 @@ fn msm_g1_on_cuda_matches_cpu() {
         let pts = points(&mut rng, n);
         for dist in 0..4 {
             let s: Vec<Scalar> = (0..n).map(|_| scalar(&mut rng, dist)).collect();
-            let expected = kernels::msm_g1_on(&cpu, &pts, &s).expect("cpu");
-            let got = kernels::msm_g1_on(&cuda, &pts, &s).expect("cuda");
+            let expected = kernels::msm_g1_on(&cpu.lock(), &pts, &s).expect("cpu");
+            let got = kernels::msm_g1_on(&cuda.lock(), &pts, &s).expect("cuda");
             assert_eq!(got, expected, "n = {n}, distribution {dist}");
         }
     }
     assert!(matches!(
-        kernels::msm_g1_on(&cuda, &points(&mut rng, 3), &[Scalar::ONE]),
+        kernels::msm_g1_on(&cuda.lock(), &points(&mut rng, 3), &[Scalar::ONE]),
         Err(Error::Shape { .. })
     ));
 }
@@ -115,21 +118,21 @@ fn batch_add_g1_on_cuda_matches_cpu() {
     for n in SIZES.into_iter().filter(|&n| n > 0) {
         let pts = points(&mut rng, n);
         let picks: Vec<usize> = (0..n / 2 + 3).map(|_| rng.gen_range(0..n)).collect();
-        let expected = kernels::batch_add_g1_on(&cpu, &pts, &picks).expect("cpu");
+        let expected = kernels::batch_add_g1_on(&cpu.lock(), &pts, &picks).expect("cpu");
         assert_eq!(
-            kernels::batch_add_g1_on(&cuda, &pts, &picks).expect("cuda"),
+            kernels::batch_add_g1_on(&cuda.lock(), &pts, &picks).expect("cuda"),
             expected
         );
     }
     // An index out of range is refused, and the device works afterwards.
     let pts = points(&mut rng, 5);
     assert!(matches!(
-        kernels::batch_add_g1_on(&cuda, &pts, &[0, 5]),
-        Err(Error::Native(_))
+        kernels::batch_add_g1_on(&cuda.lock(), &pts, &[0, 5]),
+        Err(Error::InvalidInput(_))
     ));
-    let expected = kernels::batch_add_g1_on(&cpu, &pts, &[0, 4]).expect("cpu");
+    let expected = kernels::batch_add_g1_on(&cpu.lock(), &pts, &[0, 4]).expect("cpu");
     assert_eq!(
-        kernels::batch_add_g1_on(&cuda, &pts, &[0, 4]).expect("cuda"),
+        kernels::batch_add_g1_on(&cuda.lock(), &pts, &[0, 4]).expect("cuda"),
         expected
     );
 }
@@ -143,18 +146,18 @@ fn ntts_on_cuda_match_cpu() {
         let values: Vec<Scalar> = (0..1 << log_n).map(|_| Scalar::random(&mut rng)).collect();
         for inverse in [false, true] {
             let (mut on_cpu, mut on_cuda) = (values.clone(), values.clone());
-            kernels::ntt_on(&cpu, &mut on_cpu, inverse).expect("cpu");
-            kernels::ntt_on(&cuda, &mut on_cuda, inverse).expect("cuda");
+            kernels::ntt_on(&cpu.lock(), &mut on_cpu, inverse).expect("cpu");
+            kernels::ntt_on(&cuda.lock(), &mut on_cuda, inverse).expect("cuda");
             assert_eq!(on_cuda, on_cpu, "ntt 2^{log_n}, inverse {inverse}");
             let (mut on_cpu, mut on_cuda) = (values.clone(), values.clone());
-            kernels::coset_ntt_on(&cpu, &mut on_cpu, inverse).expect("cpu");
-            kernels::coset_ntt_on(&cuda, &mut on_cuda, inverse).expect("cuda");
+            kernels::coset_ntt_on(&cpu.lock(), &mut on_cpu, inverse).expect("cpu");
+            kernels::coset_ntt_on(&cuda.lock(), &mut on_cuda, inverse).expect("cuda");
             assert_eq!(on_cuda, on_cpu, "coset ntt 2^{log_n}, inverse {inverse}");
         }
     }
     let mut three = vec![Scalar::ONE; 3];
     assert!(matches!(
-        kernels::ntt_on(&cuda, &mut three, false),
+        kernels::ntt_on(&cuda.lock(), &mut three, false),
         Err(Error::Shape { .. })
     ));
 }
@@ -164,7 +167,14 @@ fn ntts_on_cuda_match_cpu() {
 fn failed_cuda_call_is_typed_and_the_device_stays_usable() {
     let lock = cuda_lock();
     match lock.probe_device_memory(1 << 60) {
-        Err(Error::Cuda { call, detail, .. }) => {
+        Err(Error::Cuda {
+            code,
+            kind,
+            call,
+            detail,
+            ..
+        }) => {
+            assert_eq!((code, kind), (2, CudaErrorKind::OutOfMemory));
             assert!(call.contains("cudaMalloc"), "{call}");
             assert!(detail.contains("cudaErrorMemoryAllocation"), "{detail}");
         }
@@ -175,7 +185,24 @@ fn failed_cuda_call_is_typed_and_the_device_stays_usable() {
     let pts = points(&mut rng, 1000);
     let s: Vec<Scalar> = (0..1000).map(|_| Scalar::random(&mut rng)).collect();
     assert_eq!(
-        kernels::msm_g1_on(&lock, &pts, &s).expect("cuda"),
+        kernels::msm_g1_on(&lock.lock(), &pts, &s).expect("cuda"),
         kernels::msm_g1(&pts, &s).expect("cpu")
     );
+}
+
+#[test]
+#[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
+fn each_cuda_device_has_one_lock() {
+    let first = cuda_lock();
+    let again = GpuLock::with_backend(0, BackendChoice::Auto).expect("auto");
+    assert!(Arc::ptr_eq(&first, &again), "a second lock for device 0");
+    let weak = Arc::downgrade(&first);
+    drop((first, again));
+    assert!(weak.upgrade().is_none(), "the registry keeps no lock alive");
+    let fresh = cuda_lock();
+    assert!(!fresh.is_lost());
+    // CPU locks guard no device: each is its own.
+    let (a, b) = (GpuLock::new(0), GpuLock::new(0));
+    drop(a.lock());
+    assert_eq!((a.stats().acquisitions, b.stats().acquisitions), (1, 0));
 }

@@ -153,7 +153,7 @@ fn kernels_reject_mismatched_inputs() {
         other => panic!("expected a shape error, got {other:?}"),
     }
     match kernels::batch_add_g1(&points, &[0, 3]) {
-        Err(Error::Native(e)) => assert!(e.what().contains("out of range"), "{}", e.what()),
-        other => panic!("expected a native error, got {other:?}"),
+        Err(Error::InvalidInput(message)) => assert!(message.contains("out of range"), "{message}"),
+        other => panic!("expected an invalid-input error, got {other:?}"),
     }
 }

@@ -1,14 +1,18 @@
 //! prove: a toy Groth16 circuit proved and checked with pairings, shape
-//! errors naming their quantity, native errors as `Error::Native`.
+//! errors naming their quantity, native errors typed, injected faults.
 
 mod common;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use blstrs::{pairing, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
 use group::{Curve, Group};
 use rand::rngs::StdRng;
 use rand::Rng;
-use supraseal_c2::{prove, Assignment, Density, Error, GpuLock, RawProof, Srs, SrsParts};
+use supraseal_c2::{
+    prove, Assignment, CudaErrorKind, Density, Error, FaultPlan, GpuLock, RawProof, Srs, SrsParts,
+};
 
 /// A sparse linear combination: (variable, coefficient).
 type Lc = Vec<(usize, Scalar)>;
@@ -394,23 +398,91 @@ fn bad_srs_parts_are_named() {
     }
 }
 
+/// The cubic circuit proven for one x, with r = s = 1.
+struct Cubic {
+    setup: Setup,
+    srs: Srs,
+    z: Vec<Scalar>,
+    abc: [Vec<Scalar>; 3],
+}
+
+impl Cubic {
+    fn new(test: &str, x: u64) -> Self {
+        let r1cs = cubic();
+        let setup = setup(&r1cs, &mut common::rng(test));
+        let srs = Srs::new(setup.parts()).unwrap();
+        let z = witness(Scalar::from(x));
+        let abc = evaluations(&r1cs, &z);
+        Self { setup, srs, z, abc }
+    }
+
+    fn prove(&self, lock: &GpuLock) -> Result<supraseal_c2::ProveOutput, Error> {
+        let one = [Scalar::ONE];
+        let batch = [assignment(&self.setup, &self.z, &self.abc)];
+        prove(lock, &self.srs, &batch, &one, &one)
+    }
+
+    fn verifies(&self, out: &supraseal_c2::ProveOutput) -> bool {
+        self.setup.verify(&self.z[..2], &out.proofs[0])
+    }
+}
+
 #[test]
 fn native_errors_come_back_as_errors() {
-    let mut rng = common::rng("native_errors_come_back_as_errors");
-    let r1cs = cubic();
-    let setup = setup(&r1cs, &mut rng);
-    let srs = Srs::new(setup.parts()).unwrap();
-    let z = witness(Scalar::from(4));
-    let abc = evaluations(&r1cs, &z);
-    let one = [Scalar::ONE];
+    let case = Cubic::new("native_errors_come_back_as_errors", 4);
     let lock = GpuLock::new(0);
     let held = lock.lock();
-    match prove(&lock, &srs, &[assignment(&setup, &z, &abc)], &one, &one) {
-        Err(Error::Native(e)) => assert!(e.what().contains("re-entrant"), "{}", e.what()),
+    match case.prove(&lock) {
+        Err(Error::Native(message)) => assert!(message.contains("re-entrant"), "{message}"),
         other => panic!("expected a native error, got {other:?}"),
     }
     drop(held);
-    let out = prove(&lock, &srs, &[assignment(&setup, &z, &abc)], &one, &one).unwrap();
-    assert!(setup.verify(&z[..2], &out.proofs[0]));
+    assert!(case.verifies(&case.prove(&lock).unwrap()));
     assert_eq!(lock.stats().acquisitions, 2);
+}
+
+#[test]
+fn injected_faults_come_back_typed_and_a_sticky_one_sticks() {
+    let case = Cubic::new("injected_faults_come_back_typed_and_a_sticky_one_sticks", 5);
+    let lock = GpuLock::new(0);
+    let plan: FaultPlan = "transient@1,alloc@2,panic@3,sticky@5,sticky@1:dev1"
+        .parse()
+        .unwrap();
+    lock.set_fault_plan(&plan);
+    let run = |lock: &GpuLock| case.prove(lock);
+
+    match run(&lock) {
+        Err(Error::Cuda {
+            code: 9,
+            kind: CudaErrorKind::Transient,
+            detail,
+            ..
+        }) => assert!(
+            detail.starts_with("cudaErrorInvalidConfiguration"),
+            "{detail}"
+        ),
+        other => panic!("expected a transient CUDA error, got {other:?}"),
+    }
+    assert!(matches!(
+        run(&lock),
+        Err(Error::Cuda {
+            code: 2,
+            kind: CudaErrorKind::OutOfMemory,
+            ..
+        })
+    ));
+    let panic = catch_unwind(AssertUnwindSafe(|| run(&lock))).unwrap_err();
+    let message = panic.downcast_ref::<String>().expect("a formatted panic");
+    assert!(message.contains("kernel region 3 of device 0"), "{message}");
+    drop(lock.try_lock().expect("the panic released the lock"));
+    assert!(case.verifies(&run(&lock).unwrap()));
+    assert!(!lock.is_lost());
+
+    let sticky = run(&lock).unwrap_err();
+    assert!(sticky.is_sticky() && lock.is_lost(), "{sticky}");
+    assert!(matches!(sticky, Error::Cuda { code: 700, .. }));
+    // The device stays lost: the same error, without a fault planned.
+    assert_eq!(run(&lock).unwrap_err(), sticky);
+    // Only that lock: another is fine, and sticky@1:dev1 is not device 0's.
+    assert!(run(&GpuLock::new(0)).is_ok());
 }

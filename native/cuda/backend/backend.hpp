@@ -95,6 +95,10 @@ public:
 
     backend_t kind() const noexcept override { return backend_t::cuda; }
     bool may_sum_b_g2_ones() const noexcept override { return true; }
+    void raise(uint32_t device, injected_fault_t fault) override
+    {
+        cuda_raise_fault(static_cast<int>(device), fault);
+    }
     std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
                                             const std::vector<circuit_t>& circuits,
                                             std::vector<circuit_terms_t>& terms,

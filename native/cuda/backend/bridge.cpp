@@ -35,67 +35,100 @@ blst_p1& result(rust::Slice<uint64_t> out)
     return *reinterpret_cast<blst_p1*>(out.data());
 }
 
+// Runs `body` as a kernel region of `lock`, which this thread must hold.
+template <class F>
+void kernel_region(const gpu_lock_t& lock, F&& body)
+{
+    CUZK_REQUIRE(lock.held_by_this_thread(),
+                 "device " + std::to_string(lock.device()) + ": the lock is not held");
+    const_cast<gpu_lock_t&>(lock).run_kernel_region(injected_fault_t::none, body);
+}
+
 }  // namespace
 
 uint32_t cuda_device_count() { return static_cast<uint32_t>(cuzk::cuda_device_count()); }
 
-std::unique_ptr<gpu_lock_t> new_cuda_gpu_lock(uint32_t device)
+std::unique_ptr<gpu_lock_t> new_cuda_gpu_lock(uint32_t device, NativeError& error) noexcept
 {
-    return std::make_unique<gpu_lock_t>(device, std::make_unique<cuda_backend_t>(device));
+    return guarded(error, [&] {
+        return std::make_unique<gpu_lock_t>(device, std::make_unique<cuda_backend_t>(device));
+    });
 }
 
-void cuda_set_memory_limit(const gpu_lock_t& lock, uint64_t bytes)
+void cuda_set_memory_limit(const gpu_lock_t& lock, uint64_t bytes, NativeError& error) noexcept
 {
-    cuda_of(lock).set_memory_limit(bytes);
+    guarded(error, [&] { cuda_of(lock).set_memory_limit(bytes); });
 }
 
-void cuda_set_stream_srs(const gpu_lock_t& lock, bool on) { cuda_of(lock).set_stream_srs(on); }
-
-void cuda_probe_alloc(const gpu_lock_t& lock, uint64_t bytes)
+void cuda_set_stream_srs(const gpu_lock_t& lock, bool on, NativeError& error) noexcept
 {
-    cuda_device_t& device = *cuda_of(lock).context();
-    cuda_fr_buffer_t probe(device, static_cast<size_t>(bytes / sizeof(blst_fr)) + 1);
+    guarded(error, [&] { cuda_of(lock).set_stream_srs(on); });
+}
+
+void cuda_probe_alloc(const gpu_lock_t& lock, uint64_t bytes, NativeError& error) noexcept
+{
+    guarded(error, [&] {
+        kernel_region(lock, [&] {
+            cuda_device_t& device = *cuda_of(lock).context();
+            cuda_fr_buffer_t probe(device, static_cast<size_t>(bytes / sizeof(blst_fr)) + 1);
+        });
+    });
 }
 
 void cuda_msm_g1(const gpu_lock_t& lock, rust::Slice<const uint64_t> points,
-                 rust::Slice<const uint64_t> scalars, rust::Slice<uint64_t> out)
+                 rust::Slice<const uint64_t> scalars, rust::Slice<uint64_t> out,
+                 NativeError& error) noexcept
 {
-    size_t n = 0, m = 0;
-    const auto* pts = items<blst_p1_affine>(points, n, "msm points");
-    const auto* frs = items<blst_fr>(scalars, m, "msm scalars");
-    CUZK_REQUIRE(n == m, "msm: " + std::to_string(n) + " points but " + std::to_string(m) +
-                             " scalars");
-    blst_p1& sum = result(out);
-    cuda_device_t& device = *cuda_of(lock).context();
-    const cuda_points_t resident(device, pts, n);
-    cuda_msm(sum, resident, frs, n);
+    guarded(error, [&] {
+        size_t n = 0, m = 0;
+        const auto* pts = items<blst_p1_affine>(points, n, "msm points");
+        const auto* frs = items<blst_fr>(scalars, m, "msm scalars");
+        CUZK_REQUIRE(n == m, "msm: " + std::to_string(n) + " points but " + std::to_string(m) +
+                                 " scalars");
+        blst_p1& sum = result(out);
+        kernel_region(lock, [&] {
+            cuda_device_t& device = *cuda_of(lock).context();
+            const cuda_points_t resident(device, pts, n);
+            cuda_msm(sum, resident, frs, n);
+        });
+    });
 }
 
 void cuda_batch_add_g1(const gpu_lock_t& lock, rust::Slice<const uint64_t> points,
-                       rust::Slice<const size_t> indices, rust::Slice<uint64_t> out)
+                       rust::Slice<const size_t> indices, rust::Slice<uint64_t> out,
+                       NativeError& error) noexcept
 {
-    size_t n = 0;
-    const auto* pts = items<blst_p1_affine>(points, n, "batch_add points");
-    std::vector<uint32_t> chosen;
-    chosen.reserve(indices.size());
-    for (size_t i : indices) {
-        CUZK_REQUIRE(i < n, "batch_add: index " + std::to_string(i) + " out of range " +
-                                std::to_string(n));
-        chosen.push_back(static_cast<uint32_t>(i));
-    }
-    blst_p1& sum = result(out);
-    cuda_device_t& device = *cuda_of(lock).context();
-    const cuda_points_t resident(device, pts, n);
-    cuda_batch_add(sum, resident, chosen.data(), chosen.size());
+    guarded(error, [&] {
+        size_t n = 0;
+        const auto* pts = items<blst_p1_affine>(points, n, "batch_add points");
+        std::vector<uint32_t> chosen;
+        chosen.reserve(indices.size());
+        for (size_t i : indices) {
+            CUZK_REQUIRE(i < n, "batch_add: index " + std::to_string(i) + " out of range " +
+                                    std::to_string(n));
+            chosen.push_back(static_cast<uint32_t>(i));
+        }
+        blst_p1& sum = result(out);
+        kernel_region(lock, [&] {
+            cuda_device_t& device = *cuda_of(lock).context();
+            const cuda_points_t resident(device, pts, n);
+            cuda_batch_add(sum, resident, chosen.data(), chosen.size());
+        });
+    });
 }
 
-void cuda_ntt(const gpu_lock_t& lock, rust::Slice<uint64_t> values, bool inverse, bool coset)
+void cuda_ntt(const gpu_lock_t& lock, rust::Slice<uint64_t> values, bool inverse, bool coset,
+              NativeError& error) noexcept
 {
-    CUZK_REQUIRE(values.size() % 4 == 0, "ntt: not a whole number of scalars");
-    const size_t n = values.size() / 4;
-    CUZK_REQUIRE(n != 0 && (n & (n - 1)) == 0, "ntt: the length must be a power of two");
-    cuda_device_t& device = *cuda_of(lock).context();
-    cuzk::cuda_ntt(device, reinterpret_cast<blst_fr*>(values.data()), n, inverse, coset);
+    guarded(error, [&] {
+        CUZK_REQUIRE(values.size() % 4 == 0, "ntt: not a whole number of scalars");
+        const size_t n = values.size() / 4;
+        CUZK_REQUIRE(n != 0 && (n & (n - 1)) == 0, "ntt: the length must be a power of two");
+        kernel_region(lock, [&] {
+            cuda_device_t& device = *cuda_of(lock).context();
+            cuzk::cuda_ntt(device, reinterpret_cast<blst_fr*>(values.data()), n, inverse, coset);
+        });
+    });
 }
 
 uint8_t* cuda_host_alloc(size_t bytes) noexcept

@@ -1,48 +1,46 @@
-// How native exceptions cross the cxx bridge. cxx turns an exception into
-// a Rust cxx::Exception carrying one message; this trycatch (cxx's
-// customisation point, found because bridge.hpp includes it) writes the
-// message of the typed exceptions in a fixed form that supraseal-c2's
-// error.rs parses back into typed errors:
+// How native failures cross the cxx bridge: as a typed value, never as a
+// message to parse back. Every bridge function that can fail takes a
+// `NativeError&` (a shared struct of supraseal-c2/src/bridge.rs) and runs
+// its body in guarded(), which catches everything and records the
+// exception's type and fields in that struct:
 //
-//   cuda_error_t           "CUDA call `<call>` failed: <detail> (at <file>:<line>)"
-//   device_memory_error_t  "device memory: device <d> needs <n> bytes of device memory, <m> available"
+//   cuda_error_t           kind from its code (cuda_error_kind: Sticky,
+//                          Transient, OutOfMemory), code, call, detail, location
+//   device_memory_error_t  KeyTooLarge, device, needed, available
+//   std::invalid_argument  InvalidInput (a CUZK_REQUIRE: the caller's input)
+//   anything else          Internal, with its what()
 //
-// Everything else keeps its what().
+// supraseal-c2's error.rs maps the struct into its typed Error. The bridge
+// functions are declared without cxx's Result: nothing escapes guarded().
 #pragma once
 
 #include <exception>
-#include <string>
-
-#include "cuzk/cuda/error.hpp"
+#include <type_traits>
 
 namespace cuzk::ffi {
 
-inline std::string bridge_message(const cuda_error_t& e)
-{
-    return "CUDA call `" + e.call() + "` failed: " + e.detail() + " (at " + e.file() + ":" +
-           std::to_string(e.line()) + ")";
-}
+struct NativeError;
 
-inline std::string bridge_message(const device_memory_error_t& e)
+// Fills `error` from `current` (defined in native/src/bridge.cpp).
+void record_error(NativeError& error, std::exception_ptr current) noexcept;
+
+// body(), or T{} with `error` filled when it throws.
+template <class F>
+auto guarded(NativeError& error, F&& body) noexcept -> decltype(body())
 {
-    return std::string("device memory: ") + e.what();
+    using T = decltype(body());
+    try {
+        if constexpr (std::is_void_v<T>) {
+            body();
+            return;
+        } else {
+            return body();
+        }
+    } catch (...) {
+        record_error(error, std::current_exception());
+    }
+    if constexpr (!std::is_void_v<T>)
+        return T{};
 }
 
 }  // namespace cuzk::ffi
-
-namespace rust::behavior {
-
-template <typename Try, typename Fail>
-static void trycatch(Try&& func, Fail&& fail) noexcept try {
-    func();
-} catch (const ::cuzk::cuda_error_t& e) {
-    const std::string message = ::cuzk::ffi::bridge_message(e);
-    fail(message.c_str());
-} catch (const ::cuzk::device_memory_error_t& e) {
-    const std::string message = ::cuzk::ffi::bridge_message(e);
-    fail(message.c_str());
-} catch (const std::exception& e) {
-    fail(e.what());
-}
-
-}  // namespace rust::behavior

@@ -8,6 +8,9 @@
 #include <mutex>
 #include <thread>
 
+#include "cuzk/check.hpp"
+#include "cuzk/cuda/error.hpp"
+
 namespace cuzk {
 
 class kernel_backend_t;
@@ -53,8 +56,44 @@ public:
     // hint: it may change as soon as it returns).
     bool in_use() const;
 
+    bool held_by_this_thread() const noexcept
+    {
+        return owner_.load() == std::this_thread::get_id();
+    }
+
+    // Whether a kernel region on this device failed with a sticky CUDA error
+    // (cuda_error_kind_t::sticky): its context is unusable for the rest of
+    // the process, and every later kernel region fails at once with that
+    // error again.
+    bool lost() const noexcept { return lost_.load(std::memory_order_acquire); }
+
+    // Runs `body`, a kernel region, with the lock held by this thread: first
+    // fails with the sticky error if the device was lost, or raises the
+    // injected `fault` on the backend; a sticky cuda_error_t from either
+    // marks the device lost.
+    template <class F>
+    void run_kernel_region(injected_fault_t fault, F&& body)
+    {
+        CUZK_CHECK(held_by_this_thread(), "gpu_lock_t: kernel region of device " +
+                                              std::to_string(device_) + " without its lock");
+        if (lost())
+            throw *lost_error_;
+        try {
+            if (fault != injected_fault_t::none)
+                raise(fault);
+            body();
+        } catch (const cuda_error_t& e) {
+            if (e.kind() == cuda_error_kind_t::sticky)
+                lose(e);
+            throw;
+        }
+    }
+
 private:
     void on_taken(uint64_t waited_ns, uint64_t now_ns) noexcept;
+    void raise(injected_fault_t fault);
+    // Lock held: records the first sticky error.
+    void lose(const cuda_error_t& e);
 
     mutable std::mutex state_;       // guards the tickets, not the device
     std::condition_variable turn_;   // signalled when serving_ moves on
@@ -67,6 +106,8 @@ private:
     std::atomic<uint64_t> acquisitions_{0};
     std::atomic<uint64_t> wait_ns_{0};
     std::atomic<uint64_t> hold_ns_{0};
+    std::unique_ptr<cuda_error_t> lost_error_;  // written once, by the holder, before lost_
+    std::atomic<bool> lost_{false};
 };
 
 // Holds a gpu_lock_t for a scope; records when it was taken and released.

@@ -13,6 +13,7 @@
 #include <blst.h>
 
 #include "cuzk/circuit.hpp"
+#include "cuzk/cuda/error.hpp"
 #include "cuzk/srs.hpp"
 #include "cuzk/terms.hpp"
 #include "cuzk/thread_pool.hpp"
@@ -59,6 +60,10 @@ public:
     // Whether its kernel region may sum B_G2's ones (kernel_sums_t says
     // whether it did); if not, the prover's CPU share of B_G2 includes them.
     virtual bool may_sum_b_g2_ones() const noexcept { return false; }
+    // Lock held: fails as `fault` says (injected_fault_t), by throwing the
+    // cuda_error_t of that failure. The CUDA backend makes device `device`
+    // really fail; the CPU backend throws what the CUDA runtime would.
+    virtual void raise(uint32_t device, injected_fault_t fault) = 0;
     // Lock not held. terms[i] comes classified (circuit_terms_t::classify);
     // prepare fills it, the tails in storage of the backend's choosing that
     // lives as long as the batch. The batch borrows srs, circuits and terms,

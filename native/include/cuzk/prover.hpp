@@ -47,10 +47,13 @@ struct prove_output_t {
 //  2. kernel region, `lock` held once for the whole batch: H, L, A, B_G1 on
 //     the lock's backend;
 //  3. epilogue, lock not held: join B_G2, assemble the proofs.
-// Throws std::invalid_argument for inputs that do not fit the SRS; the lock
-// is released and the background thread joined on every path.
+// Throws std::invalid_argument for inputs that do not fit the SRS, and
+// cuda_error_t for a failed kernel region (`fault` injects one at its start;
+// a sticky one, injected or real, leaves the lock lost(): gpu_lock.hpp). The
+// lock is released and the background thread joined on every path.
 prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circuit_t>& batch,
                      span_t<blst_fr> r, span_t<blst_fr> s,
+                     injected_fault_t fault = injected_fault_t::none,
                      thread_pool_t& pool = thread_pool_t::global());
 
 }  // namespace cuzk

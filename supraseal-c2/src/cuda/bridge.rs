@@ -11,32 +11,37 @@ pub(crate) mod ffi {
         #[namespace = "cuzk"]
         #[cxx_name = "gpu_lock_t"]
         type NativeGpuLock = crate::bridge::ffi::NativeGpuLock;
+        /// The failure report of the main bridge.
+        type NativeError = crate::bridge::ffi::NativeError;
 
         fn cuda_device_count() -> u32;
-        fn new_cuda_gpu_lock(device: u32) -> Result<UniquePtr<NativeGpuLock>>;
-        fn cuda_set_memory_limit(lock: &NativeGpuLock, bytes: u64) -> Result<()>;
-        fn cuda_set_stream_srs(lock: &NativeGpuLock, on: bool) -> Result<()>;
+        fn new_cuda_gpu_lock(device: u32, error: &mut NativeError) -> UniquePtr<NativeGpuLock>;
+        fn cuda_set_memory_limit(lock: &NativeGpuLock, bytes: u64, error: &mut NativeError);
+        fn cuda_set_stream_srs(lock: &NativeGpuLock, on: bool, error: &mut NativeError);
 
-        // These need the lock held by the caller.
-        fn cuda_probe_alloc(lock: &NativeGpuLock, bytes: u64) -> Result<()>;
+        // These need the lock held by the calling thread.
+        fn cuda_probe_alloc(lock: &NativeGpuLock, bytes: u64, error: &mut NativeError);
         fn cuda_msm_g1(
             lock: &NativeGpuLock,
             points: &[u64],
             scalars: &[u64],
             out: &mut [u64],
-        ) -> Result<()>;
+            error: &mut NativeError,
+        );
         fn cuda_batch_add_g1(
             lock: &NativeGpuLock,
             points: &[u64],
             indices: &[usize],
             out: &mut [u64],
-        ) -> Result<()>;
+            error: &mut NativeError,
+        );
         fn cuda_ntt(
             lock: &NativeGpuLock,
             values: &mut [u64],
             inverse: bool,
             coset: bool,
-        ) -> Result<()>;
+            error: &mut NativeError,
+        );
 
         /// Page-locked host memory, portable to every device; null when
         /// there is no device or the allocation fails.

@@ -3,8 +3,8 @@
 //! [`CudaUnavailable::NotBuilt`]. Nothing outside this module looks at the
 //! feature; the rest of the crate calls these functions either way.
 //!
-//! The kernel-level functions expect the caller to hold the lock, which
-//! must be a CUDA lock (only [`new_lock`] makes those).
+//! The kernel-level functions take the guard of the lock, which must be a
+//! CUDA lock (only [`new_lock`] makes those): proof that it is held.
 
 #[cfg(feature = "cuda")]
 mod bridge;
@@ -21,7 +21,8 @@ mod imp {
     use super::bridge::ffi;
     use crate::backend::CudaUnavailable;
     use crate::bridge::ffi::NativeGpuLock;
-    use crate::Error;
+    use crate::error::native;
+    use crate::{Error, GpuLockGuard};
 
     pub(crate) fn device_count() -> u32 {
         ffi::cuda_device_count()
@@ -31,47 +32,47 @@ mod imp {
         match device_count() {
             0 => Err(CudaUnavailable::NoDevice.into()),
             count if device >= count => Err(CudaUnavailable::OutOfRange { device, count }.into()),
-            _ => Ok(ffi::new_cuda_gpu_lock(device)?),
+            _ => native(|e| ffi::new_cuda_gpu_lock(device, e)),
         }
     }
 
     pub(crate) fn set_memory_limit(lock: &NativeGpuLock, bytes: u64) -> Result<(), Error> {
-        Ok(ffi::cuda_set_memory_limit(lock, bytes)?)
+        native(|e| ffi::cuda_set_memory_limit(lock, bytes, e))
     }
 
     pub(crate) fn set_stream_srs(lock: &NativeGpuLock, on: bool) -> Result<(), Error> {
-        Ok(ffi::cuda_set_stream_srs(lock, on)?)
+        native(|e| ffi::cuda_set_stream_srs(lock, on, e))
     }
 
-    pub(crate) fn probe_alloc(lock: &NativeGpuLock, bytes: u64) -> Result<(), Error> {
-        Ok(ffi::cuda_probe_alloc(lock, bytes)?)
+    pub(crate) fn probe_alloc(held: &GpuLockGuard<'_>, bytes: u64) -> Result<(), Error> {
+        native(|e| ffi::cuda_probe_alloc(held.lock().native(), bytes, e))
     }
 
     pub(crate) fn msm_g1(
-        lock: &NativeGpuLock,
+        held: &GpuLockGuard<'_>,
         points: &[u64],
         scalars: &[u64],
         out: &mut [u64],
     ) -> Result<(), Error> {
-        Ok(ffi::cuda_msm_g1(lock, points, scalars, out)?)
+        native(|e| ffi::cuda_msm_g1(held.lock().native(), points, scalars, out, e))
     }
 
     pub(crate) fn batch_add_g1(
-        lock: &NativeGpuLock,
+        held: &GpuLockGuard<'_>,
         points: &[u64],
         indices: &[usize],
         out: &mut [u64],
     ) -> Result<(), Error> {
-        Ok(ffi::cuda_batch_add_g1(lock, points, indices, out)?)
+        native(|e| ffi::cuda_batch_add_g1(held.lock().native(), points, indices, out, e))
     }
 
     pub(crate) fn ntt(
-        lock: &NativeGpuLock,
+        held: &GpuLockGuard<'_>,
         values: &mut [u64],
         inverse: bool,
         coset: bool,
     ) -> Result<(), Error> {
-        Ok(ffi::cuda_ntt(lock, values, inverse, coset)?)
+        native(|e| ffi::cuda_ntt(held.lock().native(), values, inverse, coset, e))
     }
 
     /// Page-locked host memory, or null (no device, or refused).
@@ -99,7 +100,7 @@ mod imp {
 
     use crate::backend::CudaUnavailable;
     use crate::bridge::ffi::NativeGpuLock;
-    use crate::Error;
+    use crate::{Error, GpuLockGuard};
 
     fn not_built<T>() -> Result<T, Error> {
         Err(CudaUnavailable::NotBuilt.into())
@@ -121,12 +122,12 @@ mod imp {
         not_built()
     }
 
-    pub(crate) fn probe_alloc(_lock: &NativeGpuLock, _bytes: u64) -> Result<(), Error> {
+    pub(crate) fn probe_alloc(_held: &GpuLockGuard<'_>, _bytes: u64) -> Result<(), Error> {
         not_built()
     }
 
     pub(crate) fn msm_g1(
-        _lock: &NativeGpuLock,
+        _held: &GpuLockGuard<'_>,
         _points: &[u64],
         _scalars: &[u64],
         _out: &mut [u64],
@@ -135,7 +136,7 @@ mod imp {
     }
 
     pub(crate) fn batch_add_g1(
-        _lock: &NativeGpuLock,
+        _held: &GpuLockGuard<'_>,
         _points: &[u64],
         _indices: &[usize],
         _out: &mut [u64],
@@ -144,7 +145,7 @@ mod imp {
     }
 
     pub(crate) fn ntt(
-        _lock: &NativeGpuLock,
+        _held: &GpuLockGuard<'_>,
         _values: &mut [u64],
         _inverse: bool,
         _coset: bool,

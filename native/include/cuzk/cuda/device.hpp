@@ -43,6 +43,10 @@ int cuda_device_count() noexcept;
 cuda_device_info_t cuda_device_info(int ordinal);
 // Makes `ordinal` the calling thread's current device (cudaSetDevice).
 void cuda_select_device(int ordinal);
+// Makes device `ordinal` fail as `fault` says, for real (an illegal address
+// loses its context for the rest of the process): throws the cuda_error_t
+// of that failure. Called under the device's lock.
+void cuda_raise_fault(int ordinal, injected_fault_t fault);
 cuda_mem_info_t cuda_mem_info(int ordinal);
 
 // One device's context: its streams, its scratch memory (gather buffers,
