@@ -151,12 +151,6 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
-    #[derive(clap::Parser)]
-    struct Cli {
-        #[command(flatten)]
-        serve: ServeArgs,
-    }
-
     /// Every key of the config file, `[engine]` flattened.
     fn config_keys() -> Vec<String> {
         let mut full = DaemonConfig {
@@ -188,8 +182,13 @@ mod tests {
 
     #[test]
     fn every_config_key_has_a_flag() {
-        let command = Cli::command();
-        let flags: Vec<String> = command
+        // `cuzk serve` as the binary parses it, global flags included.
+        let mut command = crate::Cli::command();
+        command.build();
+        let serve = command
+            .find_subcommand("serve")
+            .expect("cuzk has a serve subcommand");
+        let flags: Vec<String> = serve
             .get_arguments()
             .filter_map(|a| a.get_long().map(str::to_owned))
             .collect();

@@ -342,6 +342,7 @@ impl Daemon {
             jobs: self.table.counts(),
             engine_partitions: engine.as_ref().map_or((0, 0), |e| e.queued_partitions()),
             locks: engine.as_ref().map_or_else(Vec::new, |e| e.lock_stats()),
+            devices: engine.as_ref().map_or_else(Vec::new, |e| e.devices()),
             keys: self.keys.loaded(),
             host_pool: (pool.cached_bytes, pool.limit_bytes),
             uptime: self.started.elapsed(),
@@ -356,20 +357,23 @@ impl Daemon {
     /// `GetStatus`.
     pub(crate) fn status(&self) -> pb::GetStatusResponse {
         let gauges = self.gauges();
-        let backends = self.engine().map_or_else(Vec::new, |e| e.backends());
         let gpus = gauges
             .locks
             .iter()
-            .map(|&(device, lock)| pb::GpuStatus {
-                ordinal: device,
-                name: backends
-                    .iter()
-                    .find(|b| b.0 == device)
-                    .map_or_else(String::new, |b| format!("{} device {device}", b.1)),
-                lock_acquisitions: lock.acquisitions,
-                lock_held_ns: lock.hold_ns,
-                lock_wait_ns: lock.wait_ns,
-                ..Default::default()
+            .map(|&(device, lock)| {
+                let status = gauges.devices.iter().find(|d| d.device == device);
+                let retired = status.and_then(|d| d.retired.as_ref());
+                pb::GpuStatus {
+                    ordinal: device,
+                    name: status
+                        .map_or_else(String::new, |d| format!("{} device {device}", d.backend)),
+                    lock_acquisitions: lock.acquisitions,
+                    lock_held_ns: lock.hold_ns,
+                    lock_wait_ns: lock.wait_ns,
+                    retired: retired.is_some(),
+                    retired_error: retired.map_or_else(String::new, |r| r.error.to_string()),
+                    ..Default::default()
+                }
             })
             .collect();
         let loaded_srs = gauges

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
-use cuzk_engine::RequestProof;
+use cuzk_engine::{DeviceStatus, RequestProof};
 use parking_lot::Mutex;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -107,6 +107,8 @@ pub struct Gauges {
     pub engine_partitions: (usize, usize),
     /// Each device's lock counters.
     pub locks: Vec<(u32, LockStats)>,
+    /// Each device's state: serving, or retired after a sticky CUDA error.
+    pub devices: Vec<DeviceStatus>,
     /// Loaded keys.
     pub keys: Vec<KeyStatus>,
     /// Pinned host memory kept for reuse, and the limit.
@@ -131,6 +133,7 @@ pub struct Metrics {
     lock_acquisitions: Family<DeviceLabels, Counter>,
     lock_held: Family<DeviceLabels, Seconds>,
     lock_wait: Family<DeviceLabels, Seconds>,
+    device_up: Family<DeviceLabels, Gauge>,
     srs_bytes: Family<CircuitLabels, Gauge>,
     srs_jobs: Family<CircuitLabels, Gauge>,
     host_pool_bytes: Gauge,
@@ -165,6 +168,7 @@ impl Metrics {
             lock_acquisitions: Family::default(),
             lock_held: Family::default(),
             lock_wait: Family::default(),
+            device_up: Family::default(),
             srs_bytes: Family::default(),
             srs_jobs: Family::default(),
             host_pool_bytes: Gauge::default(),
@@ -217,7 +221,8 @@ impl Metrics {
         self.register_state()
     }
 
-    /// The gauges (and lock counters) set from a [`Gauges`] snapshot.
+    /// The gauges set from a [`Gauges`] snapshot (the devices' in
+    /// [`Metrics::register_devices`]).
     fn register_state(mut self) -> Self {
         let r = &mut self.registry;
         r.register(
@@ -234,21 +239,6 @@ impl Metrics {
             "engine_partitions_waiting",
             "Partitions waiting in the engine's queues",
             self.engine_partitions.clone(),
-        );
-        r.register(
-            "gpu_lock_acquisitions",
-            "Times each device's lock was taken",
-            self.lock_acquisitions.clone(),
-        );
-        r.register(
-            "gpu_lock_held_seconds",
-            "Time each device's lock was held (rate = occupancy)",
-            self.lock_held.clone(),
-        );
-        r.register(
-            "gpu_lock_wait_seconds",
-            "Time GPU workers waited for each device's lock",
-            self.lock_wait.clone(),
         );
         r.register(
             "srs_bytes",
@@ -274,6 +264,32 @@ impl Metrics {
             "uptime_seconds",
             "Seconds since the daemon started",
             self.uptime.clone(),
+        );
+        self.register_devices()
+    }
+
+    /// Each device's lock counters and whether it serves.
+    fn register_devices(mut self) -> Self {
+        let r = &mut self.registry;
+        r.register(
+            "gpu_lock_acquisitions",
+            "Times each device's lock was taken",
+            self.lock_acquisitions.clone(),
+        );
+        r.register(
+            "gpu_lock_held_seconds",
+            "Time each device's lock was held (rate = occupancy)",
+            self.lock_held.clone(),
+        );
+        r.register(
+            "gpu_lock_wait_seconds",
+            "Time GPU workers waited for each device's lock",
+            self.lock_wait.clone(),
+        );
+        r.register(
+            "device_up",
+            "1 while the device serves, 0 once a sticky CUDA error retired it",
+            self.device_up.clone(),
         );
         self
     }
@@ -375,6 +391,13 @@ impl Metrics {
             self.lock_wait
                 .get_or_create(&labels)
                 .inc_by(delta(now.wait_ns, before.wait_ns) as f64 * 1e-9);
+        }
+        for status in &gauges.devices {
+            let labels = DeviceLabels {
+                device: status.device,
+            };
+            let up = i64::from(status.retired.is_none());
+            self.device_up.get_or_create(&labels).set(up);
         }
         self.srs_bytes.clear();
         self.srs_jobs.clear();

@@ -130,6 +130,8 @@ async fn proves_over_loopback_tcp_and_counts_it_in_metrics() {
     assert_eq!(status.total_proofs_completed, 3);
     assert_eq!(status.gpus.len(), 1);
     assert_eq!(status.gpus[0].lock_acquisitions, 4);
+    assert!(!status.gpus[0].retired);
+    assert_eq!(value(r#"cuzk_device_up{device="0"}"#), 1.0);
     daemon.stop().await;
 }
 
