@@ -9,7 +9,8 @@
 #               gpu-bundle/tests/    run with scripts/gpu-run.sh:
 #                 cuzk-cuda-harness    the kernels' tests + benchmarks (C++)
 #                 test-<crate>-<name>  the test executables of supraseal-c2
-#                                      and cuzk-pipeline, built with
+#                                      and cuzk-pipeline, and cuzk-engine's
+#                                      device_faults, built with
 #                                      --features supraseal-c2/cuda
 #               gpu-bundle/cuzk      the CLI, built with the same feature
 #                                    (scripts/gpu-bench.sh, gpu-filecoin.sh,
@@ -216,6 +217,12 @@ else
         executables <"$BUILD/cargo-$crate.json" | while read -r name test exe; do
             if [ "$test" = true ]; then cp "$exe" "$TESTS/test-$crate-$name"; fi
         done
+    done
+    # The engine's fault path on the device (its CPU tests run there too).
+    "${CARGO_TESTS[@]}" -p cuzk-engine --test device_faults >"$BUILD/cargo-cuzk-engine.json" || {
+        echo "build-cuda.sh: cargo test --no-run -p cuzk-engine failed" >&2; exit 1; }
+    executables <"$BUILD/cargo-cuzk-engine.json" | while read -r name test exe; do
+        if [ "$test" = true ]; then cp "$exe" "$TESTS/test-cuzk-engine-$name"; fi
     done
     cargo build --release --bin cuzk --features supraseal-c2/cuda --message-format=json \
         >"$BUILD/cargo-cuzk.json" || { echo "build-cuda.sh: cargo build --bin cuzk failed" >&2; exit 1; }

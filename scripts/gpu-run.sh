@@ -10,8 +10,18 @@
 # 2. every gpu-bundle/tests/test-* executable with --ignored --test-threads=1
 #    --nocapture (and CUZK_ABC_UPLOAD=1): the tests that need a CUDA device, one at a time (each
 #    takes device 0's lock; timing tests print their tables);
+#    Among them test-cuzk-engine-device_faults (cuda_device_faults_are_survived):
+#    real faults injected into device 0's kernel regions through the engine
+#    (a bad launch and a failed cudaMalloc, retried and verified; a worker
+#    panic, its job failed and the next verified; then an illegal address,
+#    which loses that process's CUDA context: the job fails with the typed
+#    sticky error (code 700), the device is retired, the engine still
+#    answers). Each executable is its own process, so the others are not
+#    affected.
 # 3. every test-* executable again without --ignored: the ordinary tests
 #    (GPU_RUN_NORMAL=0 skips them).
+# GPU_RUN_ONLY=TEXT runs only the test executables whose name contains TEXT,
+# without the harness (GPU_RUN_ONLY=device_faults: the fault case alone).
 # Each run has a time limit (GPU_RUN_TIMEOUT seconds, default 540). Output
 # goes to the terminal and to $OUT/<step>.log when OUT is set (else
 # gpu-bundle/logs/), with nvidia-smi's view of the GPU in gpu.txt. Ends with
@@ -23,6 +33,7 @@ BUNDLE=${BUNDLE:-gpu-bundle/tests}
 LOGS=${OUT:-$BUNDLE/logs}
 LIMIT=${GPU_RUN_TIMEOUT:-540}
 NORMAL=${GPU_RUN_NORMAL:-1}
+ONLY=${GPU_RUN_ONLY:-}
 ARGS=()
 if [ "${1:-}" = "--" ]; then
     shift
@@ -68,10 +79,10 @@ run() {
 
 shopt -s nullglob
 for bin in "$BUNDLE"/*harness*; do
-    [ -f "$bin" ] && [ -x "$bin" ] && run "$(basename "$bin")" "$bin" "${ARGS[@]}"
+    [ -z "$ONLY" ] && [ -f "$bin" ] && [ -x "$bin" ] && run "$(basename "$bin")" "$bin" "${ARGS[@]}"
 done
 TESTS=()
-for bin in "$BUNDLE"/test-*; do
+for bin in "$BUNDLE"/test-*"$ONLY"*; do
     [ -f "$bin" ] && [ -x "$bin" ] && TESTS+=("$bin")
 done
 for bin in "${TESTS[@]}"; do
