@@ -11,6 +11,7 @@ mod check;
 mod draws;
 mod fixture;
 mod kinds;
+mod loadparams;
 mod make;
 mod post;
 mod seal;
@@ -45,6 +46,20 @@ enum Command {
     /// Time filecoin-proofs' own seal_commit_phase2 (PoRep C2) on one C1
     /// output, N requests in a row, each proof checked with verify_seal.
     C2Bench(C2BenchArgs),
+    /// Time supraseal-c2's own loading of a `.params` file (what
+    /// bellperson's SuprasealParameters::new does before a C2), with the
+    /// process's peak resident memory. Needs the `supraseal` feature.
+    LoadParams(LoadParamsArgs),
+}
+
+#[derive(Args)]
+struct LoadParamsArgs {
+    /// The parameter file (bellperson's format, as `cuzk setup` writes it).
+    #[arg(long)]
+    params: PathBuf,
+    /// Write the record (seconds, bytes, peak RSS) here as JSON.
+    #[arg(long)]
+    json: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -187,6 +202,7 @@ fn run(cli: Cli) -> Result<()> {
             };
             c2bench::run(&opts, &param_dir)?;
         }
+        Command::LoadParams(args) => loadparams::run(&args.params, args.json.as_deref())?,
     }
     Ok(())
 }
