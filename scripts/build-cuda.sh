@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds cuzk's CUDA backend (native/cuda/) and the GPU bundle.
 #
-#   scripts/build-cuda.sh [--check] [--arch LIST] [--jobs N]
+#   scripts/build-cuda.sh [--check | --sources] [--arch LIST] [--jobs N]
 #
 #   default   gpu-bundle/ (git-ignored), sm_90 SASS only unless --arch says
 #             else, in two parts that each travel to a GPU machine on their
@@ -20,6 +20,9 @@
 #             left alone): for CI, which has no GPU. Builds every target
 #             (80,89,90 + compute_90 PTX): the harness, and supraseal-c2's
 #             test executables with its `cuda` feature.
+#   --sources only find (or let cargo download) the sppark and blst sources
+#             the native build compiles, and check them; no nvcc needed. CI
+#             runs it with an empty CARGO_HOME, as on a fresh machine.
 #   --arch    comma-separated SASS targets, e.g. --arch 80,89,90. Default:
 #             90 for the bundle; with --check, 80,89,90 plus compute_90 PTX
 #             (so newer chips JIT-compile it).
@@ -38,6 +41,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 CHECK=0
+SOURCES=0
 ARCHS=""
 JOBS=$(nproc 2>/dev/null || echo 2)
 while [ $# -gt 0 ]; do
@@ -47,7 +51,8 @@ while [ $# -gt 0 ]; do
         --arch=*) ARCHS="${1#--arch=}" ;;
         --jobs) JOBS="$2"; shift ;;
         --jobs=*) JOBS="${1#--jobs=}" ;;
-        -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+        --sources) SOURCES=1 ;;
+        -h|--help) sed -n '2,34p' "$0"; exit 0 ;;
         *) echo "build-cuda.sh: unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -59,10 +64,12 @@ fi
 START=$(date +%s)
 
 # ---- toolchain
-scripts/install-cuda.sh >/dev/null
-# shellcheck source=cuda-env.sh
-source scripts/cuda-env.sh
-command -v nvcc >/dev/null || { echo "build-cuda.sh: nvcc not found" >&2; exit 1; }
+if [ $SOURCES = 0 ]; then
+    scripts/install-cuda.sh >/dev/null
+    # shellcheck source=cuda-env.sh
+    source scripts/cuda-env.sh
+    command -v nvcc >/dev/null || { echo "build-cuda.sh: nvcc not found" >&2; exit 1; }
+fi
 
 # ---- sources of sppark and blst (crates in cargo's registry)
 CARGO_HOME=${CARGO_HOME:-$HOME/.cargo}
@@ -92,6 +99,14 @@ crate_dir() {  # name version subdir
 }
 SPPARK_DIR=${SPPARK_DIR:-$(crate_dir sppark 0.1.16 sppark)}
 BLST_DIR=${BLST_DIR:-$(crate_dir blst 0.3.17 blst)}
+if [ $SOURCES = 1 ]; then
+    for f in "$SPPARK_DIR/ec/jacobian_t.hpp" "$SPPARK_DIR/ff/bls12-381.hpp" \
+             "$SPPARK_DIR/msm/pippenger.cuh" "$BLST_DIR/src/server.c" "$BLST_DIR/bindings/blst.h"; do
+        [ -f "$f" ] || { echo "build-cuda.sh: $f missing" >&2; exit 1; }
+    done
+    echo "build-cuda.sh: sources found (CARGO_HOME $CARGO_HOME): $SPPARK_DIR, $BLST_DIR"
+    exit 0
+fi
 
 # ---- flags
 if [ "${CUZK_BLST_ADX:-0}" = 1 ]; then BLST_DEF=-D__ADX__; else BLST_DEF=-D__BLST_PORTABLE__; fi

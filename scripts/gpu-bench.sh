@@ -1,7 +1,13 @@
 #!/usr/bin/env bash
 # The engine benchmarks of BENCHMARKS.md, run ON the GPU machine from the repo
 # root with the bundle that scripts/build-cuda.sh built (gpu-bundle/cuzk).
-#   scripts/gpu-bench.sh [sections...]     sections: synth cpu-m m trace l-cached l-full l-nice0 l-gadgets x2
+#   scripts/gpu-bench.sh [sections...]     sections: synth cpu-m m trace l-cached l-full l-nice0 l-gadgets x2 load
+# `load` (issue 12): writes the L parameter file (PARAMS_L, default
+# /tmp/L.params) with `cuzk setup` unless it is there, loads it twice with
+# `cuzk load-params --srs` (first: full checks, the sidecar written; later:
+# the digest), then with supraseal-c2's own loader (gpu-ref/fil-c2-ref
+# load-params, when carried), then an L bench from the file, every proof
+# verified (the default).
 # Logs and JSON go to $OUT (or gpu-results/). Each `cuzk` run generates its
 # own parameters in-process (reading multi-GB .params files with every point
 # checked is slower than generating them on 16 cores).
@@ -45,6 +51,20 @@ for s in $SECTIONS; do case $s in
     l-gadgets) run full-L-gadgets sweep --backend cuda --workload sha-chain --size 300 --partitions 10 \
                   --requests 8 --synthesis compiled-gadgets --partition-workers-list 16 --gpu-workers-list 2 \
                   --json "$OUT/full-L-gadgets.json" ;;
+    load)     L=${PARAMS_L:-/tmp/L.params}
+              [ -s "$L" ] || run setup-L setup --workload sha-chain --size 300 --params "$L"
+              rm -f "$L.cuzk-checked"
+              run load-L-first load-params --params "$L" --srs
+              run load-L-later load-params --params "$L" --srs
+              if [ -x gpu-ref/fil-c2-ref ]; then
+                  echo "== load-L-supraseal: fil-c2-ref load-params"
+                  /usr/bin/time -f "max RSS %M KiB, wall %e s" gpu-ref/fil-c2-ref load-params --params "$L" \
+                      --json "$OUT/load-L-supraseal.json" > "$OUT/load-L-supraseal.log" 2>&1
+                  echo "   exit $?"; tail -n 3 "$OUT/load-L-supraseal.log"
+              fi
+              run bench-L-file bench --backend cuda --params "$L" --workload sha-chain --size 300 \
+                  --partitions 10 --requests 6 --partition-workers 8 --gpu-workers-per-device 2 \
+                  --json "$OUT/bench-L-file.json" ;;
     x2)       run x2-cached-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \
                   --cached-synthesis --device-counts 1,2 --partition-workers-list 1 --gpu-workers-list 2 \
                   --json "$OUT/x2-cached-L.json" ;;
