@@ -176,7 +176,7 @@ stale() {
 
 HEADERS=("$ROOT"/native/cuda/*.cuh "$ROOT"/native/include/cuzk/cuda/*.hpp "$ROOT"/native/include/cuzk/check.hpp)
 # The heaviest first: msm.cu takes most of the time.
-for unit in msm g2 ntt device host_memory; do
+for unit in msm g2 fixed_base ntt device host_memory; do
     src="$ROOT/native/cuda/$unit.cu"
     if stale "$OBJ/$unit.o" "$src" "${HEADERS[@]}"; then
         job "$unit" nvcc "${NVFLAGS[@]}" -c "$src" -o "$OBJ/$unit.o"
@@ -196,7 +196,7 @@ wait_all
 
 LIB="$BUILD/lib/libcuzk_cuda.a"
 rm -f "$LIB"
-ar rcs "$LIB" "$OBJ/device.o" "$OBJ/g2.o" "$OBJ/host_memory.o" "$OBJ/msm.o" "$OBJ/ntt.o"
+ar rcs "$LIB" "$OBJ/device.o" "$OBJ/fixed_base.o" "$OBJ/g2.o" "$OBJ/host_memory.o" "$OBJ/msm.o" "$OBJ/ntt.o"
 
 LDLIBS=(-L"$CUDA_HOME/lib" -lcudart_static -ldl -lrt -lpthread -static-libstdc++ -static-libgcc)
 g++ -o "$TESTS/cuzk-cuda-harness" "$OBJ/harness.o" "$LIB" "$OBJ/blst_server.o" \
@@ -232,6 +232,12 @@ else
         executables <"$BUILD/cargo-$crate.json" | while read -r name test exe; do
             if [ "$test" = true ]; then cp "$exe" "$TESTS/test-$crate-$name"; fi
         done
+    done
+    # Parameter generation on the device (issue 14): byte-identical setups.
+    "${CARGO_TESTS[@]}" -p bellperson-lite --test setup_on >"$BUILD/cargo-bellperson-lite.json" || {
+        echo "build-cuda.sh: cargo test --no-run -p bellperson-lite failed" >&2; exit 1; }
+    executables <"$BUILD/cargo-bellperson-lite.json" | while read -r name test exe; do
+        if [ "$test" = true ]; then cp "$exe" "$TESTS/test-bellperson-lite-$name"; fi
     done
     # The engine's fault path on the device (its CPU tests run there too).
     "${CARGO_TESTS[@]}" -p cuzk-engine --test device_faults >"$BUILD/cargo-cuzk-engine.json" || {

@@ -283,3 +283,15 @@ pub enum ProverError {
         s: usize,
     },
 }
+
+/// Why parameter generation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The circuit's shape: an unconstrained variable, a domain too large,
+    /// or the circuit's own error.
+    #[error("synthesis")]
+    Synthesis(#[from] SynthesisError),
+    /// The fixed-base multiplications on the lock's backend failed.
+    #[error(transparent)]
+    Native(#[from] supraseal_c2::Error),
+}

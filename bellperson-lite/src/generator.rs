@@ -8,13 +8,16 @@ use crate::AnyCircuit;
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{BatchInvert, Field, PrimeField};
 use group::prime::PrimeCurveAffine;
-use group::{Curve, Group};
+use group::Group;
 use rand_core::RngCore;
 use rayon::prelude::*;
+use std::convert::Infallible;
 use std::sync::Arc;
+use supraseal_c2::{kernels, GpuLock};
 
 use crate::cs::domain_size;
 use crate::cs::keypair::{Column, Columns, KeypairAssembly};
+use crate::error::SetupError;
 use crate::fixed_base::{window_for, FixedBase};
 use crate::params::{Parameters, VerifyingKey};
 
@@ -162,6 +165,52 @@ where
     C: AnyCircuit,
     R: RngCore,
 {
+    generate(circuit, rng, |t, n, inputs, aux| {
+        Ok(on_cpu(t, n, inputs, aux))
+    })
+}
+
+/// [`generate_random_parameters`] with the fixed-base multiplications on
+/// `lock`'s backend (its CUDA device, or the CPU), holding the lock for
+/// them; `None` uses the multi-threaded CPU tables.
+///
+/// The randomness, the scalars and their order are the same either way, so
+/// with the same `rng` the parameters are byte-identical.
+pub fn generate_random_parameters_on<C, R>(
+    circuit: C,
+    rng: &mut R,
+    lock: Option<&GpuLock>,
+) -> Result<Parameters, SetupError>
+where
+    C: AnyCircuit,
+    R: RngCore,
+{
+    match lock {
+        None => generate(circuit, rng, |t, n, inputs, aux| {
+            Ok(on_cpu(t, n, inputs, aux))
+        }),
+        Some(lock) => generate(circuit, rng, |t, n, inputs, aux| {
+            on_lock(lock, t, n, inputs, aux)
+        }),
+    }
+}
+
+/// The points of a setup, both groups.
+type Queries = (G1Queries, G2Queries);
+
+/// A setup with its fixed-base multiplications done by `multiply` (given
+/// the secrets, the domain size and the QAP evaluations of the inputs and
+/// the aux variables).
+fn generate<C, R, E>(
+    circuit: C,
+    rng: &mut R,
+    multiply: impl FnOnce(&Toxic, usize, &Qap, &Qap) -> Result<Queries, E>,
+) -> Result<Parameters, E>
+where
+    C: AnyCircuit,
+    R: RngCore,
+    E: From<SynthesisError>,
+{
     let cs = KeypairAssembly::synthesize(circuit)?;
     let n = domain_size(cs.num_constraints)?;
     let t = Toxic::random(rng, n);
@@ -170,15 +219,12 @@ where
         || evaluate(&cs.inputs, &lagrange),
         || evaluate(&cs.aux, &lagrange),
     );
-    let (g1, (g2_vk, b_g2)) = rayon::join(
-        || g1_queries(&t, n, &inputs, &aux),
-        || g2_queries(&t, &inputs, &aux),
-    );
+    let (g1, g2) = multiply(&t, n, &inputs, &aux)?;
     if g1.l.iter().any(|p| bool::from(p.is_identity())) {
-        return Err(SynthesisError::UnconstrainedVariable);
+        return Err(SynthesisError::UnconstrainedVariable.into());
     }
     let [alpha_g1, beta_g1, delta_g1] = g1.vk;
-    let [beta_g2, gamma_g2, delta_g2] = g2_vk;
+    let [beta_g2, gamma_g2, delta_g2] = g2.vk;
     Ok(Parameters {
         vk: VerifyingKey {
             alpha_g1,
@@ -193,8 +239,78 @@ where
         l: Arc::new(g1.l),
         a: Arc::new(g1.a),
         b_g1: Arc::new(g1.b_g1),
-        b_g2: Arc::new(b_g2),
+        b_g2: Arc::new(g2.b),
     })
+}
+
+/// Both groups' queries on `lock`'s backend, one after the other, the lock
+/// held throughout.
+fn on_lock(
+    lock: &GpuLock,
+    t: &Toxic,
+    n: usize,
+    inputs: &Qap,
+    aux: &Qap,
+) -> Result<Queries, SetupError> {
+    let held = lock.lock();
+    let g1 = g1_queries(&g1_scalars(t, n, inputs, aux), |k| {
+        kernels::fixed_base_g1_on(&held, &G1Affine::generator(), k)
+    })?;
+    let g2 = g2_queries(&g2_scalars(t, inputs, aux), |k| {
+        kernels::fixed_base_g2_on(&held, &G2Affine::generator(), k)
+    })?;
+    Ok((g1, g2))
+}
+
+/// Both groups' queries at once with the CPU's fixed-base tables.
+fn on_cpu(t: &Toxic, n: usize, inputs: &Qap, aux: &Qap) -> Queries {
+    rayon::join(
+        || {
+            let scalars = g1_scalars(t, n, inputs, aux);
+            let table = FixedBase::new(G1Projective::generator(), window_for(scalars.count()));
+            infallible(g1_queries(&scalars, |k| Ok(table.mul_many(k))))
+        },
+        || {
+            let scalars = g2_scalars(t, inputs, aux);
+            let table = FixedBase::new(G2Projective::generator(), window_for(scalars.b.len()));
+            infallible(g2_queries(&scalars, |k| Ok(table.mul_many(k))))
+        },
+    )
+}
+
+fn infallible<T>(result: Result<T, Infallible>) -> T {
+    match result {
+        Ok(value) => value,
+        Err(never) => match never {},
+    }
+}
+
+/// The scalars of the G1 points, by section.
+struct G1Scalars {
+    vk: [Scalar; 3],
+    ic: Vec<Scalar>,
+    h: Vec<Scalar>,
+    l: Vec<Scalar>,
+    a: Vec<Scalar>,
+    b: Vec<Scalar>,
+}
+
+impl G1Scalars {
+    fn count(&self) -> usize {
+        self.vk.len() + self.ic.len() + self.h.len() + self.l.len() + self.a.len() + self.b.len()
+    }
+}
+
+/// `[alpha, beta, delta]`, ic, h, l, a and b (in G1).
+fn g1_scalars(t: &Toxic, n: usize, inputs: &Qap, aux: &Qap) -> G1Scalars {
+    G1Scalars {
+        vk: [t.alpha, t.beta, t.delta],
+        ic: combine(inputs, t, t.gamma_inv),
+        h: h_scalars(t, n),
+        l: combine(aux, t, t.delta_inv),
+        a: inputs.u.iter().chain(&aux.u).copied().collect(),
+        b: inputs.v.iter().chain(&aux.v).copied().collect(),
+    }
 }
 
 /// The G1 points of a setup.
@@ -207,32 +323,52 @@ struct G1Queries {
     b_g1: Vec<G1Affine>,
 }
 
-/// `[alpha, beta, delta]`, ic, h, l, a and b_g1 (identities dropped from
-/// the last two), all from one table.
-fn g1_queries(t: &Toxic, n: usize, inputs: &Qap, aux: &Qap) -> G1Queries {
-    let ic = combine(inputs, t, t.gamma_inv);
-    let h = h_scalars(t, n);
-    let l = combine(aux, t, t.delta_inv);
-    let a: Vec<Scalar> = inputs.u.iter().chain(&aux.u).copied().collect();
-    let b: Vec<Scalar> = inputs.v.iter().chain(&aux.v).copied().collect();
-    let count = ic.len() + h.len() + l.len() + a.len() + b.len();
-    let table = FixedBase::new(G1Projective::generator(), window_for(count));
-    G1Queries {
-        vk: [t.alpha, t.beta, t.delta].map(|k| table.mul(&k).to_affine()),
-        ic: table.mul_many(&ic),
-        h: table.mul_many(&h),
-        l: table.mul_many(&l),
-        a: without_identity(table.mul_many(&a)),
-        b_g1: without_identity(table.mul_many(&b)),
+/// Every G1 section through `mul` (`k * G1` for each `k`, affine);
+/// identities dropped from a and b_g1.
+fn g1_queries<E>(
+    s: &G1Scalars,
+    mul: impl Fn(&[Scalar]) -> Result<Vec<G1Affine>, E>,
+) -> Result<G1Queries, E> {
+    let vk = mul(&s.vk)?;
+    Ok(G1Queries {
+        vk: [vk[0], vk[1], vk[2]],
+        ic: mul(&s.ic)?,
+        h: mul(&s.h)?,
+        l: mul(&s.l)?,
+        a: without_identity(mul(&s.a)?),
+        b_g1: without_identity(mul(&s.b)?),
+    })
+}
+
+/// The scalars of the G2 points: `[beta, gamma, delta]` and b.
+struct G2Scalars {
+    vk: [Scalar; 3],
+    b: Vec<Scalar>,
+}
+
+fn g2_scalars(t: &Toxic, inputs: &Qap, aux: &Qap) -> G2Scalars {
+    G2Scalars {
+        vk: [t.beta, t.gamma, t.delta],
+        b: inputs.v.iter().chain(&aux.v).copied().collect(),
     }
 }
 
-/// `[beta, gamma, delta]` and b_g2 (identities dropped), from one table.
-fn g2_queries(t: &Toxic, inputs: &Qap, aux: &Qap) -> ([G2Affine; 3], Vec<G2Affine>) {
-    let b: Vec<Scalar> = inputs.v.iter().chain(&aux.v).copied().collect();
-    let table = FixedBase::new(G2Projective::generator(), window_for(b.len()));
-    let vk = [t.beta, t.gamma, t.delta].map(|k| table.mul(&k).to_affine());
-    (vk, without_identity(table.mul_many(&b)))
+/// The G2 points of a setup.
+struct G2Queries {
+    vk: [G2Affine; 3],
+    b: Vec<G2Affine>,
+}
+
+/// Both G2 sections through `mul`; identities dropped from b.
+fn g2_queries<E>(
+    s: &G2Scalars,
+    mul: impl Fn(&[Scalar]) -> Result<Vec<G2Affine>, E>,
+) -> Result<G2Queries, E> {
+    let vk = mul(&s.vk)?;
+    Ok(G2Queries {
+        vk: [vk[0], vk[1], vk[2]],
+        b: without_identity(mul(&s.b)?),
+    })
 }
 
 fn without_identity<P: PrimeCurveAffine>(mut points: Vec<P>) -> Vec<P> {

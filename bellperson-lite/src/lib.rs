@@ -80,9 +80,10 @@ pub use cs::evaluations::Evaluations;
 pub use cs::proving::{synthesize_circuits_batch, ProvingAssignment};
 pub use cs::{domain_size, AnyCircuit, CircuitV02, Recorder};
 pub use error::{
-    ParamsError, Place, PointFault, ProofError, ProofPart, ProverError, Section, VerificationError,
+    ParamsError, Place, PointFault, ProofError, ProofPart, ProverError, Section, SetupError,
+    VerificationError,
 };
-pub use generator::generate_random_parameters;
+pub use generator::{generate_random_parameters, generate_random_parameters_on};
 pub use params::{
     sidecar_path, FullChecksReason, LoadMode, LoadOptions, LoadReport, Parameters, SidecarOutcome,
     VerifyingKey, SIDECAR_SUFFIX,

@@ -38,6 +38,9 @@ pub enum PipelineError {
         #[source]
         source: bellperson_lite::ParamsError,
     },
+    /// Parameter generation failed.
+    #[error("setup failed")]
+    Setup(#[from] bellperson_lite::SetupError),
     /// The prover failed.
     #[error("proving failed")]
     Prover(#[from] bellperson_lite::ProverError),

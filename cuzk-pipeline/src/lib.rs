@@ -30,7 +30,8 @@ pub mod workload;
 
 pub use error::PipelineError;
 pub use partition::{
-    check_params, gpu_prove, gpu_prove_with, setup, synthesize_partition, Partition, PartitionProof,
+    check_params, gpu_prove, gpu_prove_with, setup, setup_on, synthesize_partition, Partition,
+    PartitionProof,
 };
 pub use source::{synthesize_source, CircuitSource, SharedSource, SourceError};
 pub use synthesis::{synthesize_compiled, synthesize_with, ShapeCache, SynthesisMode, Witness};

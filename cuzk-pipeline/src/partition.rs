@@ -103,11 +103,20 @@ pub fn gpu_prove_with(
 }
 
 /// Generates fresh random parameters for `workload` (slow: a trusted setup
-/// for tests and benchmarks only).
+/// for tests and benchmarks only), with the CPU's fixed-base tables.
 pub fn setup(workload: Workload) -> Result<Parameters, PipelineError> {
+    setup_on(workload, None)
+}
+
+/// [`setup`] with the fixed-base multiplications on `lock`'s backend (its
+/// CUDA device, or the CPU), or on the CPU's tables for `None`.
+pub fn setup_on(workload: Workload, lock: Option<&GpuLock>) -> Result<Parameters, PipelineError> {
     let started = Instant::now();
-    let params =
-        bellperson_lite::generate_random_parameters(workload.shape(), &mut rand::thread_rng())?;
+    let params = bellperson_lite::generate_random_parameters_on(
+        workload.shape(),
+        &mut rand::thread_rng(),
+        lock,
+    )?;
     log::info!("setup {workload}: {:.3} s", started.elapsed().as_secs_f64());
     Ok(params)
 }

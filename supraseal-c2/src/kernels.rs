@@ -6,6 +6,8 @@
 //! the call, not kept, and a sticky error loses the device as a kernel
 //! region would ([`crate::GpuLock::is_lost`]).
 
+mod fixed_base;
+
 use std::slice;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
@@ -15,6 +17,8 @@ use crate::bridge::ffi;
 use crate::error::native;
 use crate::raw::{limbs, limbs_mut};
 use crate::{cuda, Backend, Error, GpuLockGuard};
+
+pub use fixed_base::{fixed_base_g1, fixed_base_g1_on, fixed_base_g2, fixed_base_g2_on};
 
 /// `sum(scalars[i] * points[i])` in G1, multi-threaded Pippenger.
 pub fn msm_g1(points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective, Error> {

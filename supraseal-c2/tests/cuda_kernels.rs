@@ -1,6 +1,7 @@
 //! The kernels on the CUDA backend against the CPU backend (G1 MSM with
 //! random, all-0, 0/1 and mixed scalars at sizes that are not powers of two;
-//! batch addition; NTTs), and the backend choice itself.
+//! batch addition; NTTs; fixed-base multiplication in G1 and G2), and the
+//! backend choice itself.
 //!
 //! The comparisons need a CUDA device and `--features cuda`; run them with
 //! `--ignored` on the GPU machine. The choice tests run everywhere.
@@ -9,11 +10,12 @@ mod common;
 
 use std::sync::Arc;
 
-use blstrs::{G1Affine, G1Projective, Scalar};
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::Field;
+use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
 use rand::rngs::StdRng;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use supraseal_c2::{
     cuda_device_count, kernels, Backend, BackendChoice, CudaErrorKind, CudaUnavailable, Error,
     GpuLock,
@@ -205,4 +207,72 @@ fn each_cuda_device_has_one_lock() {
     let (a, b) = (GpuLock::new(0), GpuLock::new(0));
     drop(a.lock());
     assert_eq!((a.stats().acquisitions, b.stats().acquisitions), (1, 0));
+}
+
+/// Scalars for fixed-base multiplication: the edges first (0, 1, 2, r - 1,
+/// r - 2, 2^64 - 1, every byte 0xff below r's top), then random ones with
+/// zeros and ones among them.
+fn fixed_base_scalars(rng: &mut StdRng, n: usize) -> Vec<Scalar> {
+    let edges = [
+        Scalar::ZERO,
+        Scalar::ONE,
+        Scalar::from(2u64),
+        -Scalar::ONE,
+        -Scalar::from(2u64),
+        Scalar::from(u64::MAX),
+        Scalar::from(u64::MAX) * Scalar::from(u64::MAX),
+    ];
+    let mut ks: Vec<Scalar> = edges.into_iter().take(n).collect();
+    let mut dist = 0;
+    while ks.len() < n {
+        ks.push(scalar(rng, dist % 4));
+        dist += 1;
+    }
+    ks
+}
+
+#[test]
+#[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
+fn fixed_base_on_cuda_matches_cpu() {
+    let lock = cuda_lock();
+    let rng = &mut StdRng::seed_from_u64(14);
+    let g1 = G1Projective::random(&mut *rng).to_affine();
+    let g2 = G2Projective::random(&mut *rng).to_affine();
+    for n in [0, 1, 7, 1000, 100_000] {
+        let ks = fixed_base_scalars(rng, n);
+        let held = lock.lock();
+        let got = kernels::fixed_base_g1_on(&held, &g1, &ks).unwrap();
+        assert!(got == kernels::fixed_base_g1(&g1, &ks), "G1, {n} scalars");
+        // G2 on the CPU is slow: the first 20,000 are enough.
+        let ks = &ks[..n.min(20_000)];
+        let got = kernels::fixed_base_g2_on(&held, &g2, ks).unwrap();
+        assert!(
+            got == kernels::fixed_base_g2(&g2, ks),
+            "G2, {} scalars",
+            ks.len()
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
+fn fixed_base_on_cuda_timing_2_pow_20() {
+    let lock = cuda_lock();
+    let rng = &mut StdRng::seed_from_u64(15);
+    let ks: Vec<Scalar> = (0..1 << 20).map(|_| Scalar::random(&mut *rng)).collect();
+    let held = lock.lock();
+    // The first call pays for the context; time the second.
+    kernels::fixed_base_g1_on(&held, &G1Affine::generator(), &ks[..1024]).unwrap();
+    let started = std::time::Instant::now();
+    let g1 = kernels::fixed_base_g1_on(&held, &G1Affine::generator(), &ks).unwrap();
+    let g1_s = started.elapsed().as_secs_f64();
+    let started = std::time::Instant::now();
+    let g2 = kernels::fixed_base_g2_on(&held, &G2Affine::generator(), &ks).unwrap();
+    let g2_s = started.elapsed().as_secs_f64();
+    println!("fixed-base 2^20 scalars on CUDA (affine out): G1 {g1_s:.3} s, G2 {g2_s:.3} s");
+    // Spot checks against the CPU.
+    for i in [0, 1, 77_777, (1 << 20) - 1] {
+        assert_eq!(g1[i], (G1Projective::generator() * ks[i]).to_affine());
+        assert_eq!(g2[i], (G2Projective::generator() * ks[i]).to_affine());
+    }
 }

@@ -6,6 +6,7 @@
 
 #include "backend.hpp"
 #include "cuzk/check.hpp"
+#include "cuzk/cuda/fixed_base.hpp"
 #include "supraseal-c2/src/cuda/bridge.rs.h"
 
 namespace cuzk::ffi {
@@ -33,6 +34,15 @@ blst_p1& result(rust::Slice<uint64_t> out)
 {
     CUZK_REQUIRE(out.size() == sizeof(blst_p1) / sizeof(uint64_t), "result: one G1 point");
     return *reinterpret_cast<blst_p1*>(out.data());
+}
+
+template <class T>
+T* items_mut(rust::Slice<uint64_t> limbs, size_t& count, const char* what)
+{
+    constexpr size_t per = sizeof(T) / sizeof(uint64_t);
+    CUZK_REQUIRE(limbs.size() % per == 0, std::string(what) + ": not a whole number of items");
+    count = limbs.size() / per;
+    return reinterpret_cast<T*>(limbs.data());
 }
 
 // Runs `body` as a kernel region of `lock`, which this thread must hold.
@@ -129,6 +139,45 @@ void cuda_ntt(const gpu_lock_t& lock, rust::Slice<uint64_t> values, bool inverse
             cuzk::cuda_ntt(device, reinterpret_cast<blst_fr*>(values.data()), n, inverse, coset);
         });
     });
+}
+
+namespace {
+
+// The shared half of cuda_fixed_base_g1 / _g2: `run(device, base, scalars,
+// n, out)` with the limbs checked and viewed.
+template <class affine_t, class point_t, class F>
+void fixed_base_shim(const gpu_lock_t& lock, rust::Slice<const uint64_t> base,
+                     rust::Slice<const uint64_t> scalars, rust::Slice<uint64_t> out,
+                     NativeError& error, F&& run) noexcept
+{
+    guarded(error, [&] {
+        size_t one = 0, n = 0, m = 0;
+        const auto* b = items<affine_t>(base, one, "fixed_base base");
+        CUZK_REQUIRE(one == 1, "fixed_base: one base point");
+        const auto* ks = items<blst_scalar>(scalars, n, "fixed_base scalars");
+        auto* points = items_mut<point_t>(out, m, "fixed_base output");
+        CUZK_REQUIRE(n == m, "fixed_base: " + std::to_string(n) + " scalars but room for " +
+                                 std::to_string(m) + " points");
+        kernel_region(lock, [&] { run(*cuda_of(lock).context(), *b, ks, n, points); });
+    });
+}
+
+}  // namespace
+
+void cuda_fixed_base_g1(const gpu_lock_t& lock, rust::Slice<const uint64_t> base,
+                        rust::Slice<const uint64_t> scalars, rust::Slice<uint64_t> out,
+                        NativeError& error) noexcept
+{
+    fixed_base_shim<blst_p1_affine, blst_p1>(lock, base, scalars, out, error,
+                                             [](auto&&... a) { cuzk::cuda_fixed_base_g1(a...); });
+}
+
+void cuda_fixed_base_g2(const gpu_lock_t& lock, rust::Slice<const uint64_t> base,
+                        rust::Slice<const uint64_t> scalars, rust::Slice<uint64_t> out,
+                        NativeError& error) noexcept
+{
+    fixed_base_shim<blst_p2_affine, blst_p2>(lock, base, scalars, out, error,
+                                             [](auto&&... a) { cuzk::cuda_fixed_base_g2(a...); });
 }
 
 uint8_t* cuda_host_alloc(size_t bytes) noexcept

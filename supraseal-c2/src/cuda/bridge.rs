@@ -42,6 +42,21 @@ pub(crate) mod ffi {
             coset: bool,
             error: &mut NativeError,
         );
+        /// `out[i] = scalars[i] * base`: canonical scalars, Jacobian out.
+        fn cuda_fixed_base_g1(
+            lock: &NativeGpuLock,
+            base: &[u64],
+            scalars: &[u64],
+            out: &mut [u64],
+            error: &mut NativeError,
+        );
+        fn cuda_fixed_base_g2(
+            lock: &NativeGpuLock,
+            base: &[u64],
+            scalars: &[u64],
+            out: &mut [u64],
+            error: &mut NativeError,
+        );
 
         /// Page-locked host memory, portable to every device; null when
         /// there is no device or the allocation fails.

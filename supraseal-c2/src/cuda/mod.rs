@@ -10,8 +10,8 @@
 mod bridge;
 
 pub(crate) use imp::{
-    batch_add_g1, device_count, host_alloc_pinned, host_free_pinned, host_range_pinned, msm_g1,
-    new_lock, ntt, probe_alloc, set_memory_limit, set_stream_srs,
+    batch_add_g1, device_count, fixed_base_g1, fixed_base_g2, host_alloc_pinned, host_free_pinned,
+    host_range_pinned, msm_g1, new_lock, ntt, probe_alloc, set_memory_limit, set_stream_srs,
 };
 
 #[cfg(feature = "cuda")]
@@ -73,6 +73,24 @@ mod imp {
         coset: bool,
     ) -> Result<(), Error> {
         native(|e| ffi::cuda_ntt(held.lock().native(), values, inverse, coset, e))
+    }
+
+    pub(crate) fn fixed_base_g1(
+        held: &GpuLockGuard<'_>,
+        base: &[u64],
+        scalars: &[u64],
+        out: &mut [u64],
+    ) -> Result<(), Error> {
+        native(|e| ffi::cuda_fixed_base_g1(held.lock().native(), base, scalars, out, e))
+    }
+
+    pub(crate) fn fixed_base_g2(
+        held: &GpuLockGuard<'_>,
+        base: &[u64],
+        scalars: &[u64],
+        out: &mut [u64],
+    ) -> Result<(), Error> {
+        native(|e| ffi::cuda_fixed_base_g2(held.lock().native(), base, scalars, out, e))
     }
 
     /// Page-locked host memory, or null (no device, or refused).
@@ -149,6 +167,24 @@ mod imp {
         _values: &mut [u64],
         _inverse: bool,
         _coset: bool,
+    ) -> Result<(), Error> {
+        not_built()
+    }
+
+    pub(crate) fn fixed_base_g1(
+        _held: &GpuLockGuard<'_>,
+        _base: &[u64],
+        _scalars: &[u64],
+        _out: &mut [u64],
+    ) -> Result<(), Error> {
+        not_built()
+    }
+
+    pub(crate) fn fixed_base_g2(
+        _held: &GpuLockGuard<'_>,
+        _base: &[u64],
+        _scalars: &[u64],
+        _out: &mut [u64],
     ) -> Result<(), Error> {
         not_built()
     }

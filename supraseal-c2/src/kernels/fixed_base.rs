@@ -1,0 +1,123 @@
+//! Fixed-base scalar multiplication: `k_i * base` for many scalars and one
+//! base point, the bulk of parameter generation.
+//!
+//! On the CPU each product is blst's constant-time multiplication, on the
+//! CUDA backend a window table of the base is uploaded and one thread per
+//! scalar adds its rows (`native/cuda/fixed_base.cu`). Either way the result
+//! is the unique affine form of each product, so the two agree byte for byte.
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
+use group::prime::PrimeCurveAffine;
+use group::Group;
+use rayon::prelude::*;
+
+use crate::raw::{limbs, limbs_mut, Limbs};
+use crate::{cuda, Backend, Error, GpuLockGuard};
+
+/// Points per batch conversion to affine (one field inversion each).
+const AFFINE_CHUNK: usize = 1 << 12;
+
+/// `k * base` for every `k` of `scalars`, in G1, on the CPU (all cores).
+pub fn fixed_base_g1(base: &G1Affine, scalars: &[Scalar]) -> Vec<G1Affine> {
+    let base = G1Projective::from(base);
+    let points: Vec<G1Projective> = scalars.par_iter().map(|k| base * k).collect();
+    g1_to_affine(&points)
+}
+
+/// `k * base` for every `k` of `scalars`, in G2, on the CPU (all cores).
+pub fn fixed_base_g2(base: &G2Affine, scalars: &[Scalar]) -> Vec<G2Affine> {
+    let base = G2Projective::from(base);
+    let points: Vec<G2Projective> = scalars.par_iter().map(|k| base * k).collect();
+    g2_to_affine(&points)
+}
+
+/// [`fixed_base_g1`] on the backend of the lock `held` holds.
+pub fn fixed_base_g1_on(
+    held: &GpuLockGuard<'_>,
+    base: &G1Affine,
+    scalars: &[Scalar],
+) -> Result<Vec<G1Affine>, Error> {
+    if held.lock().backend() == Backend::Cpu {
+        return Ok(fixed_base_g1(base, scalars));
+    }
+    let points: Vec<G1Projective> = on_device(base, scalars, |b, k, out| {
+        cuda::fixed_base_g1(held, b, k, out)
+    })?;
+    Ok(g1_to_affine(&points))
+}
+
+/// [`fixed_base_g2`] on the backend of the lock `held` holds.
+pub fn fixed_base_g2_on(
+    held: &GpuLockGuard<'_>,
+    base: &G2Affine,
+    scalars: &[Scalar],
+) -> Result<Vec<G2Affine>, Error> {
+    if held.lock().backend() == Backend::Cpu {
+        return Ok(fixed_base_g2(base, scalars));
+    }
+    let points: Vec<G2Projective> = on_device(base, scalars, |b, k, out| {
+        cuda::fixed_base_g2(held, b, k, out)
+    })?;
+    Ok(g2_to_affine(&points))
+}
+
+/// Runs `kernel(base, canonical scalars, Jacobian out)` as limbs.
+fn on_device<A, P>(
+    base: &A,
+    scalars: &[Scalar],
+    kernel: impl FnOnce(&[u64], &[u64], &mut [u64]) -> Result<(), Error>,
+) -> Result<Vec<P>, Error>
+where
+    A: Limbs,
+    P: Limbs + Group,
+{
+    // The device reads digits off the canonical little-endian form.
+    let canonical: Vec<[u64; 4]> = scalars.par_iter().map(canonical_limbs).collect();
+    let mut out = vec![P::identity(); scalars.len()];
+    kernel(
+        limbs(std::slice::from_ref(base)),
+        canonical.as_flattened(),
+        limbs_mut(&mut out),
+    )?;
+    Ok(out)
+}
+
+fn canonical_limbs(k: &Scalar) -> [u64; 4] {
+    let bytes = k.to_bytes_le();
+    std::array::from_fn(|i| {
+        let mut limb = [0u8; 8];
+        limb.copy_from_slice(&bytes[8 * i..8 * i + 8]);
+        u64::from_le_bytes(limb)
+    })
+}
+
+fn g1_to_affine(points: &[G1Projective]) -> Vec<G1Affine> {
+    let mut out = vec![G1Affine::identity(); points.len()];
+    out.par_chunks_mut(AFFINE_CHUNK)
+        .zip(points.par_chunks(AFFINE_CHUNK))
+        .for_each(|(dst, src)| {
+            let from = [src.as_ptr().cast::<blst::blst_p1>(), std::ptr::null()];
+            // SAFETY: G1Projective / G1Affine are #[repr(transparent)] over
+            // blst_p1 / blst_p1_affine (crate::raw); with the second pointer
+            // null blst reads src.len() contiguous points from the first and
+            // writes as many affine points into dst, which has that length.
+            unsafe {
+                blst::blst_p1s_to_affine(dst.as_mut_ptr().cast(), from.as_ptr(), src.len());
+            }
+        });
+    out
+}
+
+fn g2_to_affine(points: &[G2Projective]) -> Vec<G2Affine> {
+    let mut out = vec![G2Affine::identity(); points.len()];
+    out.par_chunks_mut(AFFINE_CHUNK)
+        .zip(points.par_chunks(AFFINE_CHUNK))
+        .for_each(|(dst, src)| {
+            let from = [src.as_ptr().cast::<blst::blst_p2>(), std::ptr::null()];
+            // SAFETY: as in g1_to_affine, for blst_p2 / blst_p2_affine.
+            unsafe {
+                blst::blst_p2s_to_affine(dst.as_mut_ptr().cast(), from.as_ptr(), src.len());
+            }
+        });
+    out
+}
