@@ -1,54 +1,21 @@
-//! Measured GPU utilization, beside the lock occupancy the engine computes.
+//! Measured GPU utilization over a run, beside the lock occupancy the
+//! engine computes.
 //!
-//! NVML (through nvml-wrapper, which loads libnvidia-ml at run time) is
-//! sampled every 100 ms in a background thread during a measured run; a
-//! device's figure is the mean of its samples of NVML's "percent of time a
-//! kernel was running over the last sample period". Without NVML (a CPU
-//! machine, no driver) or for a device on the CPU backend the figure is
-//! `None`, and the build needs nothing of NVML.
+//! [`cuzk_daemon::gpu`] reads NVML; here it is sampled every 100 ms in a
+//! background thread during a measured run, and a device's figure is the
+//! mean of its samples of NVML's "percent of time a kernel was running over
+//! the last sample period". Without NVML (a CPU machine, no driver) or for
+//! a device on the CPU backend the figure is `None`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use nvml_wrapper::{Device, Nvml};
+use cuzk_daemon::gpu;
 
 /// How often the sampler reads each device.
 const PERIOD: Duration = Duration::from_millis(100);
-
-/// NVML, loaded once; `None` when the library or driver is not there.
-fn nvml() -> Option<&'static Nvml> {
-    static NVML: OnceLock<Option<Nvml>> = OnceLock::new();
-    NVML.get_or_init(|| Nvml::init().ok()).as_ref()
-}
-
-/// Every GPU's name, in NVML's order (empty without NVML).
-pub fn gpu_names() -> Vec<String> {
-    let Some(nvml) = nvml() else {
-        return Vec::new();
-    };
-    let count = nvml.device_count().unwrap_or(0);
-    (0..count)
-        .filter_map(|i| nvml.device_by_index(i).ok()?.name().ok())
-        .collect()
-}
-
-/// The NVML device CUDA calls `ordinal`: through `CUDA_VISIBLE_DEVICES`
-/// (indices or UUIDs) when it is set, else the same index (CUDA and NVML
-/// agree on the order of identical GPUs).
-fn device(nvml: &Nvml, ordinal: u32) -> Option<Device<'_>> {
-    match std::env::var("CUDA_VISIBLE_DEVICES") {
-        Err(_) => nvml.device_by_index(ordinal).ok(),
-        Ok(list) => {
-            let entry = list.split(',').nth(ordinal as usize)?.trim();
-            match entry.parse::<u32>() {
-                Ok(index) => nvml.device_by_index(index).ok(),
-                Err(_) => nvml.device_by_uuid(entry).ok(),
-            }
-        }
-    }
-}
 
 /// Samples GPU utilization until [`Sampler::finish`].
 pub struct Sampler {
@@ -63,15 +30,14 @@ impl Sampler {
     pub fn start(ordinals: Vec<Option<u32>>) -> Self {
         let devices = ordinals.len();
         let stop = Arc::new(AtomicBool::new(false));
-        let thread = match nvml() {
-            Some(nvml) if ordinals.iter().any(Option::is_some) => {
-                let stop = Arc::clone(&stop);
-                std::thread::Builder::new()
-                    .name("cuzk-nvml".into())
-                    .spawn(move || sample(nvml, &ordinals, &stop))
-                    .ok()
-            }
-            _ => None,
+        let thread = if gpu::load().is_ok() && ordinals.iter().any(Option::is_some) {
+            let stop = Arc::clone(&stop);
+            std::thread::Builder::new()
+                .name("cuzk-nvml".into())
+                .spawn(move || sample(&ordinals, &stop))
+                .ok()
+        } else {
+            None
         };
         Self {
             stop,
@@ -93,16 +59,12 @@ impl Sampler {
 
 /// The sampling loop: at least one sample per device, then one per period
 /// until `stop`.
-fn sample(nvml: &Nvml, ordinals: &[Option<u32>], stop: &AtomicBool) -> Vec<Option<f64>> {
-    let devices: Vec<Option<Device<'_>>> = ordinals
-        .iter()
-        .map(|o| o.and_then(|ordinal| device(nvml, ordinal)))
-        .collect();
-    let mut sums = vec![(0u64, 0u64); devices.len()];
+fn sample(ordinals: &[Option<u32>], stop: &AtomicBool) -> Vec<Option<f64>> {
+    let mut sums = vec![(0u64, 0u64); ordinals.len()];
     loop {
-        for (device, (sum, count)) in devices.iter().zip(&mut sums) {
-            if let Some(rates) = device.as_ref().and_then(|d| d.utilization_rates().ok()) {
-                *sum += u64::from(rates.gpu);
+        for (ordinal, (sum, count)) in ordinals.iter().zip(&mut sums) {
+            if let Some(percent) = ordinal.and_then(|o| gpu::read(o).utilization_percent) {
+                *sum += u64::from(percent);
                 *count += 1;
             }
         }

@@ -35,7 +35,7 @@ impl Machine {
             hostname: hostname(),
             cores: std::thread::available_parallelism().map_or(1, usize::from),
             memory_bytes: memory_bytes(),
-            gpus: crate::gpu_util::gpu_names(),
+            gpus: cuzk_daemon::gpu::gpu_names(),
         }
     }
 }

@@ -5,12 +5,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use cuzk_engine::Engine;
+use cuzk_engine::{DeviceStatus, Engine};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 use tonic::{Code, Status};
 
 use crate::error::status;
+use crate::gpu;
 use crate::jobs::{parse_job_id, Admission, Cancelled, Job, JobTable};
 use crate::journal::Journal;
 use crate::keys::{KeyRegistry, Preloaded};
@@ -70,6 +71,7 @@ impl Daemon {
         engine: Engine,
         journal: Journal,
     ) -> Result<Self, DaemonError> {
+        log_nvml(&engine.devices());
         let engine = Arc::new(engine);
         let reaper =
             Reaper::start(tokio::runtime::Handle::current()).map_err(|source| DaemonError::Io {
@@ -338,11 +340,13 @@ impl Daemon {
     pub(crate) fn gauges(&self) -> Gauges {
         let engine = self.engine();
         let pool = supraseal_c2::host_pool_stats();
+        let devices = engine.as_ref().map_or_else(Vec::new, |e| e.devices());
         Gauges {
             jobs: self.table.counts(),
             engine_partitions: engine.as_ref().map_or((0, 0), |e| e.queued_partitions()),
             locks: engine.as_ref().map_or_else(Vec::new, |e| e.lock_stats()),
-            devices: engine.as_ref().map_or_else(Vec::new, |e| e.devices()),
+            gpus: on_cuda(&devices).map(|d| (d, gpu::read(d))).collect(),
+            devices,
             keys: self.keys.loaded(),
             host_pool: (pool.cached_bytes, pool.limit_bytes),
             uptime: self.started.elapsed(),
@@ -363,6 +367,9 @@ impl Daemon {
             .map(|&(device, lock)| {
                 let status = gauges.devices.iter().find(|d| d.device == device);
                 let retired = status.and_then(|d| d.retired.as_ref());
+                let nvml = gauges.gpus.iter().find(|g| g.0 == device);
+                let nvml = nvml.map_or_else(gpu::Reading::default, |g| g.1);
+                let memory = nvml.memory;
                 pb::GpuStatus {
                     ordinal: device,
                     name: status
@@ -372,6 +379,9 @@ impl Daemon {
                     lock_wait_ns: lock.wait_ns,
                     retired: retired.is_some(),
                     retired_error: retired.map_or_else(String::new, |r| r.error.to_string()),
+                    vram_total_bytes: memory.map_or(0, |m| m.total_bytes),
+                    vram_free_bytes: memory.map_or(0, |m| m.free_bytes),
+                    utilization_percent: nvml.utilization_percent,
                     ..Default::default()
                 }
             })
@@ -408,6 +418,26 @@ impl Daemon {
             partitions_to_synthesize: gauges.engine_partitions.0 as u32,
             partitions_to_prove: gauges.engine_partitions.1 as u32,
         }
+    }
+}
+
+/// The ordinals of the devices on the CUDA backend: the ones NVML can read.
+fn on_cuda(devices: &[DeviceStatus]) -> impl Iterator<Item = u32> + '_ {
+    devices
+        .iter()
+        .filter(|d| d.backend == supraseal_c2::Backend::Cuda)
+        .map(|d| d.device)
+}
+
+/// Loads NVML at start when a device is on the CUDA backend, so that no
+/// request pays for the first load; warns when it cannot be loaded.
+fn log_nvml(devices: &[DeviceStatus]) {
+    if on_cuda(devices).next().is_none() {
+        return;
+    }
+    if let Err(err) = gpu::load() {
+        tracing::warn!(error = %err,
+            "NVML not loaded: GPU utilization and memory are not measured");
     }
 }
 

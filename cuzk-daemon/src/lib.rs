@@ -60,6 +60,7 @@ pub mod client;
 mod config;
 mod daemon;
 mod error;
+pub mod gpu;
 mod http;
 mod jobs;
 pub mod journal;

@@ -2,7 +2,8 @@
 //!
 //! Events (a job accepted, finished, rejected) update counters and
 //! histograms as they happen; gauges of state (queues, keys, locks, the
-//! host pool) are set from a [`Gauges`] snapshot just before each render.
+//! host pool, NVML's figures of each GPU) are set from a [`Gauges`]
+//! snapshot just before each render.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
@@ -18,6 +19,7 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 use supraseal_c2::LockStats;
 
+use crate::gpu::Reading;
 use crate::keys::KeyStatus;
 
 /// The content type of [`Metrics::render`]'s text.
@@ -109,6 +111,9 @@ pub struct Gauges {
     pub locks: Vec<(u32, LockStats)>,
     /// Each device's state: serving, or retired after a sticky CUDA error.
     pub devices: Vec<DeviceStatus>,
+    /// NVML's reading of each device on the CUDA backend (none on the CPU
+    /// backend; every figure `None` without NVML).
+    pub gpus: Vec<(u32, Reading)>,
     /// Loaded keys.
     pub keys: Vec<KeyStatus>,
     /// Pinned host memory kept for reuse, and the limit.
@@ -134,6 +139,9 @@ pub struct Metrics {
     lock_held: Family<DeviceLabels, Seconds>,
     lock_wait: Family<DeviceLabels, Seconds>,
     device_up: Family<DeviceLabels, Gauge>,
+    gpu_utilization: Family<DeviceLabels, Gauge<f64, AtomicU64>>,
+    gpu_memory_used: Family<DeviceLabels, Gauge>,
+    gpu_memory_total: Family<DeviceLabels, Gauge>,
     srs_bytes: Family<CircuitLabels, Gauge>,
     srs_jobs: Family<CircuitLabels, Gauge>,
     host_pool_bytes: Gauge,
@@ -169,6 +177,9 @@ impl Metrics {
             lock_held: Family::default(),
             lock_wait: Family::default(),
             device_up: Family::default(),
+            gpu_utilization: Family::default(),
+            gpu_memory_used: Family::default(),
+            gpu_memory_total: Family::default(),
             srs_bytes: Family::default(),
             srs_jobs: Family::default(),
             host_pool_bytes: Gauge::default(),
@@ -268,7 +279,8 @@ impl Metrics {
         self.register_devices()
     }
 
-    /// Each device's lock counters and whether it serves.
+    /// Each device's lock counters, whether it serves, and what NVML
+    /// measures of it.
     fn register_devices(mut self) -> Self {
         let r = &mut self.registry;
         r.register(
@@ -290,6 +302,22 @@ impl Metrics {
             "device_up",
             "1 while the device serves, 0 once a sticky CUDA error retired it",
             self.device_up.clone(),
+        );
+        r.register(
+            "gpu_utilization_ratio",
+            "NVML: share of its last sample period a kernel ran on the device \
+             (absent without NVML)",
+            self.gpu_utilization.clone(),
+        );
+        r.register(
+            "gpu_memory_used_bytes",
+            "NVML: device memory allocated, by any process",
+            self.gpu_memory_used.clone(),
+        );
+        r.register(
+            "gpu_memory_total_bytes",
+            "NVML: device memory installed",
+            self.gpu_memory_total.clone(),
         );
         self
     }
@@ -399,6 +427,7 @@ impl Metrics {
             let up = i64::from(status.retired.is_none());
             self.device_up.get_or_create(&labels).set(up);
         }
+        self.set_gpus(&gauges.gpus);
         self.srs_bytes.clear();
         self.srs_jobs.clear();
         for key in &gauges.keys {
@@ -413,5 +442,29 @@ impl Metrics {
         self.host_pool_bytes.set(gauges.host_pool.0 as i64);
         self.host_pool_limit.set(gauges.host_pool.1 as i64);
         self.uptime.set(gauges.uptime.as_secs_f64());
+    }
+
+    /// NVML's figures: a series only for what it measured, so that an
+    /// unmeasured device reads as absent rather than idle.
+    fn set_gpus(&self, gpus: &[(u32, Reading)]) {
+        self.gpu_utilization.clear();
+        self.gpu_memory_used.clear();
+        self.gpu_memory_total.clear();
+        for &(device, reading) in gpus {
+            let labels = DeviceLabels { device };
+            if let Some(percent) = reading.utilization_percent {
+                self.gpu_utilization
+                    .get_or_create(&labels)
+                    .set(f64::from(percent) / 100.0);
+            }
+            if let Some(memory) = reading.memory {
+                self.gpu_memory_used
+                    .get_or_create(&labels)
+                    .set(memory.used_bytes as i64);
+                self.gpu_memory_total
+                    .get_or_create(&labels)
+                    .set(memory.total_bytes as i64);
+            }
+        }
     }
 }

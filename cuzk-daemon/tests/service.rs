@@ -132,6 +132,14 @@ async fn proves_over_loopback_tcp_and_counts_it_in_metrics() {
     assert_eq!(status.gpus[0].lock_acquisitions, 4);
     assert!(!status.gpus[0].retired);
     assert_eq!(value(r#"cuzk_device_up{device="0"}"#), 1.0);
+    // The CPU backend: NVML is not asked, its figures are absent, not 0.
+    let nvml_series = samples
+        .keys()
+        .filter(|s| s.starts_with("cuzk_gpu_utilization") || s.starts_with("cuzk_gpu_memory"));
+    assert_eq!(nvml_series.count(), 0, "{text}");
+    assert_eq!(status.gpus[0].utilization_percent, None);
+    assert_eq!(status.gpus[0].vram_total_bytes, 0);
+    assert_eq!(status.gpus[0].vram_free_bytes, 0);
     daemon.stop().await;
 }
 
