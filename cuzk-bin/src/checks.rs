@@ -72,6 +72,12 @@ pub fn writable_file(path: &Path) -> Result<(), InputError> {
         let source = io::Error::other("it is a directory");
         return Err(refuse(source));
     }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            let why = format!("no directory {}", parent.display());
+            return Err(refuse(io::Error::new(io::ErrorKind::NotFound, why)));
+        }
+    }
     if path.exists() {
         return OpenOptions::new()
             .write(true)
@@ -124,7 +130,17 @@ mod tests {
         writable_file(&old).unwrap();
         assert_eq!(std::fs::read_to_string(&old).unwrap(), "kept");
         assert!(writable_file(dir.path()).is_err());
-        assert!(writable_file(&dir.path().join("no/such/dir/x")).is_err());
+        let missing = dir.path().join("no/such");
+        let InputError::Unwritable { source, .. } = writable_file(&missing.join("x")).unwrap_err()
+        else {
+            panic!("not refused as unwritable")
+        };
+        assert_eq!(source.to_string(), format!("no directory {}", missing.display()));
+        // A bare file name is in the current directory, which exists.
+        assert!(!matches!(
+            writable_file(Path::new("cuzk-write-probe-that-is-removed")),
+            Err(InputError::Unwritable { ref source, .. }) if source.to_string().starts_with("no directory")
+        ));
         let made = dir.path().join("made/here");
         writable_dir(&made).unwrap();
         assert_eq!(std::fs::read_dir(&made).unwrap().count(), 0);
