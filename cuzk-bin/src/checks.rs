@@ -135,7 +135,10 @@ mod tests {
         else {
             panic!("not refused as unwritable")
         };
-        assert_eq!(source.to_string(), format!("no directory {}", missing.display()));
+        assert_eq!(
+            source.to_string(),
+            format!("no directory {}", missing.display())
+        );
         // A bare file name is in the current directory, which exists.
         assert!(!matches!(
             writable_file(Path::new("cuzk-write-probe-that-is-removed")),
