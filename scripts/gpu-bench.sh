@@ -39,8 +39,9 @@ for s in $SECTIONS; do case $s in
                   --cached-synthesis --partition-workers-list 1 --gpu-workers-list 1,2 --json "$OUT/cached-M.json" ;;
     trace)    for w in 1 2; do CUZK_TRACE_PREAMBLE=1 run trace-L-$w bench --backend cuda --workload sha-chain \
                   --size 300 --partitions 10 --requests 2 --cached-synthesis --partition-workers 1 \
-                  --gpu-workers-per-device $w; grep 'cuzk preamble' "$OUT/trace-L-$w.log" | sort -k3,3 \
-                  | awk '{s[$3]+=$4; n[$3]++} END {for (k in s) printf "   %-10s mean %8.2f ms over %d\n", k, s[k]/n[k], n[k]}'; done ;;
+                  --gpu-workers-per-device $w; grep 'cuzk::native' "$OUT/trace-L-$w.log" \
+                  | sed -E 's/.* step="?([a-z_0-9]+)"? ms=([0-9.]+).*/\1 \2/' | sort -k1,1 \
+                  | awk '{s[$1]+=$2; n[$1]++} END {for (k in s) printf "   %-10s mean %8.2f ms over %d\n", k, s[k]/n[k], n[k]}'; done ;;
     l-cached) run cached-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \
                   --cached-synthesis --partition-workers-list 1 --gpu-workers-list 1,2,4 --json "$OUT/cached-L.json" ;;
     l-full)   run full-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 8 \

@@ -2,9 +2,8 @@
 //! throughput, lock occupancy and measured GPU utilization, lock gaps and
 //! stage medians. Every request proof is verified unless `--no-verify`.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,7 +23,9 @@ use supraseal_c2::monotonic_ns;
 use crate::checks::{positive, writable_output};
 use crate::config::FileConfig;
 use crate::gpu_util::Sampler;
+use crate::logging::{secs, CLI};
 use crate::machine::Machine;
+use crate::progress;
 use crate::report::BenchReport;
 
 /// What `bench` and `sweep` both take: the work, the devices, the key.
@@ -263,13 +264,7 @@ impl Plan {
     /// Loads the parameters file, or generates parameters (slow, once).
     pub fn proving_key(&self) -> Result<Arc<ProvingKey>, Box<dyn std::error::Error>> {
         if let Some(request) = &self.filecoin {
-            let started = Instant::now();
             let params = crate::keys::load_filecoin(request.id(), &self.param_dir)?;
-            eprintln!(
-                "loaded {}'s parameters in {:.1} s",
-                request.id(),
-                started.elapsed().as_secs_f64()
-            );
             return Ok(Arc::new(ProvingKey::new(&params)?));
         }
         let key = match &self.params {
@@ -279,13 +274,15 @@ impl Plan {
                 ProvingKey::from_parts(loaded.srs, pvk)
             }
             None => {
-                eprintln!(
-                    "no --params given: generating parameters for {} (once, this takes a while)",
-                    self.workload
-                );
                 let started = Instant::now();
+                let spinner = progress::spinner(format!(
+                    "no --params given: generating parameters for {} (once)",
+                    self.workload
+                ));
                 let params = cuzk_pipeline::setup(self.workload)?;
-                eprintln!("setup: {:.1} s", started.elapsed().as_secs_f64());
+                drop(spinner);
+                let workload = self.workload.to_string();
+                tracing::info!(target: CLI, workload, seconds = secs(started), "parameters generated (no --params)");
                 ProvingKey::new(&params)?
             }
         };
@@ -300,6 +297,7 @@ impl Plan {
             return Ok(());
         }
         let started = Instant::now();
+        let spinner = progress::spinner(format!("compiling {}'s shape", self.label()));
         let shape = match &self.filecoin {
             Some(request) => {
                 let source: &dyn CircuitSource = &**request;
@@ -309,12 +307,14 @@ impl Plan {
             None => self.shapes.get(self.workload),
         }
         .map_err(BenchError::Workload)?;
-        eprintln!(
-            "warm-up: {}'s shape compiled in {:.2} s ({} constraints, {:.0} MiB; once per circuit, not measured)",
-            self.label(),
-            started.elapsed().as_secs_f64(),
-            shape.num_constraints(),
-            shape.heap_bytes() as f64 / f64::from(1 << 20)
+        drop(spinner);
+        tracing::info!(
+            target: CLI,
+            circuit = self.label(),
+            seconds = secs(started),
+            constraints = shape.num_constraints(),
+            mib = (shape.heap_bytes() >> 20) as u64,
+            "warm-up: shape compiled (once per circuit, not measured)"
         );
         Ok(())
     }
@@ -324,10 +324,12 @@ impl Plan {
         if !self.cached_synthesis {
             return Ok(None);
         }
-        eprintln!(
-            "--cached-synthesis: synthesizing {} partitions once",
-            self.partitions
+        tracing::info!(
+            target: CLI,
+            partitions = self.partitions,
+            "--cached-synthesis: synthesizing the partitions once"
         );
+        let bar = progress::bar(self.partitions as u64, "partitions", "synthesized (cached)");
         let partitions = (0..self.partitions)
             .into_par_iter()
             .map(|j| {
@@ -342,6 +344,7 @@ impl Plan {
                     partition: j,
                     source,
                 })
+                .inspect(|_| bar.inc(1))
             })
             .collect::<Result<_, _>>()?;
         Ok(Some(partitions))
@@ -370,7 +373,7 @@ pub fn warm_up(
             gpu_workers_per_device: 1,
             ..plan.engine.clone()
         };
-        eprintln!("warm-up: uploading the proving key to device {device}");
+        tracing::info!(target: CLI, device, "warm-up: uploading the proving key to the device");
         measure(&one, config, key, cached.map(|c| &c[..1]))?;
     }
     Ok(())
@@ -449,7 +452,7 @@ pub fn measure(
             (r, handle)
         })
         .collect();
-    let proofs = wait_with_progress(&engine, handles, plan.requests * plan.partitions);
+    let proofs = wait_with_progress(&engine, handles, plan.partitions);
     let gpu_utilization = sampler.finish();
     let proofs = proofs?;
     Ok(Measurement {
@@ -477,35 +480,42 @@ fn request(plan: &Plan, key: &Arc<ProvingKey>, r: u64) -> ProofRequest {
     }
 }
 
-/// Waits for every request, drawing `\rN/M partitions` on stderr when it
-/// is a terminal.
+/// Waits for every request, in order, with a bar of partitions proven and
+/// the count of requests returned (drawn only when stderr is a terminal).
 fn wait_with_progress(
     engine: &Engine,
     handles: Vec<(u64, JobHandle)>,
-    total: usize,
+    partitions_per_request: usize,
 ) -> Result<Vec<RequestProof>, BenchError> {
-    let wait_all = || {
-        handles
+    let requests = handles.len();
+    let bar = progress::bar(
+        (requests * partitions_per_request) as u64,
+        "partitions",
+        format!("0/{requests} requests"),
+    );
+    let (done, finished) = (AtomicUsize::new(0), AtomicBool::new(false));
+    std::thread::scope(|scope| {
+        if !bar.is_hidden() {
+            let (bar, done, finished) = (&bar, &done, &finished);
+            scope.spawn(move || {
+                while !finished.load(Ordering::Relaxed) {
+                    bar.set_position(engine.partitions_proven() as u64);
+                    let done = done.load(Ordering::Relaxed);
+                    bar.set_message(format!("{done}/{requests} requests"));
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            });
+        }
+        let outcome = handles
             .into_iter()
             .map(|(request, h)| {
-                h.wait()
-                    .map_err(|source| BenchError::Request { request, source })
+                let proof = h
+                    .wait()
+                    .map_err(|source| BenchError::Request { request, source });
+                done.fetch_add(1, Ordering::Relaxed);
+                proof
             })
-            .collect()
-    };
-    if !std::io::stderr().is_terminal() {
-        return wait_all();
-    }
-    let finished = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            while !finished.load(Ordering::Relaxed) {
-                eprint!("\r{}/{total} partitions", engine.partitions_proven());
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            eprintln!("\r{}/{total} partitions", engine.partitions_proven());
-        });
-        let outcome = wait_all();
+            .collect();
         finished.store(true, Ordering::Relaxed);
         outcome
     })

@@ -11,6 +11,9 @@ use cuzk_filecoin::{
     UpdateCommitments,
 };
 
+use crate::logging::{secs, CLI};
+use crate::progress;
+
 /// An error that can cross threads (the bench synthesizes in parallel).
 pub type AnyError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -92,16 +95,18 @@ pub fn setup(args: &KindArgs) -> CliResult {
     let id = CircuitId::new(args.kind()?, size);
     let dir = args.dir();
     crate::checks::writable_dir(&dir)?;
-    eprintln!(
-        "generating test parameters for {id} into {} ...",
+    let spinner = progress::spinner(format!(
+        "generating test parameters for {id} into {}",
         dir.display()
-    );
+    ));
     let (_, report) = params::setup(id, &dir, &mut rand::thread_rng())?;
-    eprintln!(
-        "wrote {} and {} in {:.1} s",
-        report.params.display(),
-        report.vk.display(),
-        report.seconds
+    drop(spinner);
+    tracing::info!(
+        target: CLI,
+        params = %report.params.display(),
+        vk = %report.vk.display(),
+        seconds = report.seconds,
+        "test parameters written"
     );
     Ok(())
 }
@@ -173,31 +178,33 @@ pub fn prove(
     let started = Instant::now();
     let parameters = crate::keys::load_filecoin(id, &dir)?;
     let srs = parameters.srs()?;
-    eprintln!(
-        "loaded {} in {:.1} s",
-        id.params_path(&dir)?.display(),
-        started.elapsed().as_secs_f64()
+    tracing::info!(
+        target: CLI,
+        path = %id.params_path(&dir)?.display(),
+        seconds = secs(started),
+        "parameters ready"
     );
     let lock = supraseal_c2::GpuLock::with_backend(0, backend.parse()?)?;
     let started = Instant::now();
+    let partitions = request.partitions().count();
+    let spinner = progress::spinner(format!("proving {id}: {partitions} partitions"));
     let proof = request.prove(&srs, &lock, None)?;
-    eprintln!(
-        "proved {id}: {} partitions in {:.2} s",
-        request.partitions().count(),
-        started.elapsed().as_secs_f64()
-    );
+    drop(spinner);
+    tracing::info!(target: CLI, circuit = %id, partitions, seconds = secs(started), "proved");
     if verify {
         check_filecoin_proofs(&request, &dir, &proof)?;
     }
     crate::bench::write_file(out, &proof)?;
-    eprintln!(
-        "wrote {} ({} bytes), {}",
-        out.display(),
-        proof.len(),
+    tracing::info!(
+        target: CLI,
+        path = %out.display(),
+        bytes = proof.len(),
+        verified = verify,
+        "{}",
         if verify {
-            "verified by filecoin-proofs"
+            "proof written, verified by filecoin-proofs"
         } else {
-            "NOT verified (--no-verify)"
+            "proof written, NOT verified (--no-verify)"
         }
     );
     Ok(())

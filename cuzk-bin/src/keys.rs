@@ -7,6 +7,9 @@ use bellperson_lite::{LoadOptions, Parameters, PreparedVerifyingKey, VerifyingKe
 use cuzk_filecoin::{CircuitId, FilecoinError};
 use supraseal_c2::Srs;
 
+use crate::logging::CLI;
+use crate::progress;
+
 /// Parameters read from a file, with their native SRS.
 pub struct LoadedKey {
     /// The parameters as read.
@@ -36,16 +39,21 @@ pub fn load_options() -> LoadOptions {
 /// Reads and checks `path` (see [`Parameters::load`]), then copies its
 /// points into a native SRS.
 pub fn load(path: &Path) -> Result<LoadedKey, Box<dyn std::error::Error>> {
+    let spinner = progress::spinner(format!("loading {}", path.display()));
     let (params, report) = Parameters::load(path, load_options())?;
-    eprintln!("loaded {}: {report}", path.display());
+    spinner.set_message("making the native SRS");
     let srs = params.srs()?;
+    drop(spinner);
+    tracing::info!(target: CLI, path = %path.display(), %report, "parameters loaded");
     Ok(LoadedKey { params, srs })
 }
 
 /// Reads and checks a Filecoin circuit's parameters from `dir`.
 pub fn load_filecoin(id: CircuitId, dir: &Path) -> Result<Parameters, FilecoinError> {
+    let spinner = progress::spinner(format!("loading {id}'s parameters"));
     let (params, report) = cuzk_filecoin::params::load_with(id, dir, load_options())?;
-    eprintln!("loaded {id}'s parameters: {report}");
+    drop(spinner);
+    tracing::info!(target: CLI, circuit = %id, %report, "parameters loaded");
     Ok(params)
 }
 

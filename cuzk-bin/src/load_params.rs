@@ -10,6 +10,7 @@ use std::time::Instant;
 use bellperson_lite::{sidecar_path, LoadOptions, Parameters, ParamsError, SidecarOutcome};
 use clap::Args;
 
+use crate::progress::{self, Progress};
 use crate::CliResult;
 
 /// `cuzk load-params`.
@@ -43,7 +44,9 @@ pub fn load_params(args: &LoadParamsArgs) -> CliResult {
             record: !args.no_record,
             ..crate::keys::load_options()
         };
+        let spinner = loading(path);
         let (params, report) = Parameters::load(path, options)?;
+        drop(spinner);
         println!("mode          {}", report.mode);
         println!(
             "decode+hash   {:.2} s  (decode {:.1} thread-s, hash {:.1} thread-s)",
@@ -69,7 +72,9 @@ pub fn load_params(args: &LoadParamsArgs) -> CliResult {
     print_peak("peak RSS");
     if args.srs {
         let started = Instant::now();
+        let spinner = progress::spinner("making the native SRS");
         let srs = params.srs()?;
+        drop(spinner);
         println!("native SRS    {:.2} s", started.elapsed().as_secs_f64());
         print_peak("peak RSS");
         drop(srs);
@@ -80,6 +85,7 @@ pub fn load_params(args: &LoadParamsArgs) -> CliResult {
 /// The streaming reader, timed.
 fn stream(path: &Path, bytes: u64) -> Result<Parameters, Box<dyn std::error::Error>> {
     let started = Instant::now();
+    let spinner = loading(path);
     let file =
         File::open(path).map_err(|e| format!("cannot read parameters {}: {e}", path.display()))?;
     let params = Parameters::read(BufReader::with_capacity(1 << 20, file)).map_err(|source| {
@@ -89,12 +95,17 @@ fn stream(path: &Path, bytes: u64) -> Result<Parameters, Box<dyn std::error::Err
         }
     })?;
     let seconds = started.elapsed().as_secs_f64();
+    drop(spinner);
     println!("mode          stream (every check, point by point)");
     println!(
         "total         {seconds:.2} s  {:.2} GB/s",
         gb(bytes) / seconds.max(1e-9)
     );
     Ok(params)
+}
+
+fn loading(path: &Path) -> Progress {
+    progress::spinner(format!("loading {}", path.display()))
 }
 
 fn gb(bytes: u64) -> f64 {

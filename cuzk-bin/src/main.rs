@@ -11,7 +11,9 @@ mod filecoin;
 mod gpu_util;
 mod keys;
 mod load_params;
+mod logging;
 mod machine;
+mod progress;
 mod report;
 mod serve;
 mod single;
@@ -58,10 +60,10 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // The daemon logs through tracing (cuzk_daemon::init_logging).
-    if !matches!(cli.command, Some(Command::Serve(_))) {
-        env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    }
+    logging::init(match cli.command {
+        Some(Command::Serve(_)) => logging::SERVE_FILTER,
+        _ => logging::DEFAULT_FILTER,
+    });
     keys::set_full_param_checks(cli.full_param_checks);
     let outcome = match cli.command {
         Some(Command::Setup(args)) => single::setup(&args),

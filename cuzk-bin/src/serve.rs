@@ -122,7 +122,6 @@ fn set<T: Clone>(field: &mut T, flag: &Option<T>) {
 /// Runs the daemon until SIGTERM or SIGINT. Prints one line to stdout once
 /// the sockets are bound: `cuzk serve: gRPC on ADDR, metrics on ADDR`.
 pub fn serve(args: &ServeArgs) -> CliResult {
-    cuzk_daemon::init_logging();
     let config = args.resolve()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -8,7 +8,8 @@ use clap::Args;
 use cuzk_pipeline::{partition_seed, Workload};
 
 use crate::checks::{positive, writable_file};
-use crate::{filecoin, keys, CliResult};
+use crate::logging::{ns_secs, secs, CLI};
+use crate::{filecoin, keys, progress, CliResult};
 
 /// Which circuit: the workload family and its size.
 #[derive(Args, Clone, Debug)]
@@ -103,15 +104,18 @@ pub fn setup(args: &SetupArgs) -> CliResult {
     let workload = args.workload.resolve()?;
     writable_file(path)?;
     let started = Instant::now();
-    eprintln!("generating parameters for {workload} ...");
+    let spinner = progress::spinner(format!("generating parameters for {workload}"));
     let params = cuzk_pipeline::setup(workload)?;
+    spinner.set_message(format!("writing {}", path.display()));
     params.write_file(path)?;
-    eprintln!(
-        "wrote {} ({} constraints in the domain, {} aux variables) in {:.1} s",
-        path.display(),
-        params.h.len() + 1,
-        params.l.len(),
-        started.elapsed().as_secs_f64()
+    drop(spinner);
+    tracing::info!(
+        target: CLI,
+        path = %path.display(),
+        domain = params.h.len() + 1,
+        aux = params.l.len(),
+        seconds = secs(started),
+        "parameters written"
     );
     Ok(())
 }
@@ -129,6 +133,7 @@ pub fn prove(args: &ProveArgs) -> CliResult {
     let key = keys::load(params)?;
     let lock = supraseal_c2::GpuLock::with_backend(0, args.backend.parse()?)?;
     let started = Instant::now();
+    let bar = progress::bar(req.partitions as u64, "partitions", "proved");
     let mut proofs = Vec::with_capacity(req.partitions);
     for j in 0..req.partitions {
         let seed = partition_seed(req.request, req.partitions, j);
@@ -136,18 +141,21 @@ pub fn prove(args: &ProveArgs) -> CliResult {
         cuzk_pipeline::check_params(&key.params, &partition)?;
         let proof = cuzk_pipeline::gpu_prove(&partition, &key.srs, &lock)?;
         let t = &proof.timings;
-        eprintln!(
-            "partition {}/{}: synthesis {:.3} s, prove {:.3} s (kernel region {:.3} s on {}, SRS {})",
-            j + 1,
-            req.partitions,
-            partition.synth_ns() as f64 * 1e-9,
-            total_prove_ns(t) as f64 * 1e-9,
-            t.kernel_ns as f64 * 1e-9,
-            lock.backend(),
-            t.residency,
+        tracing::info!(
+            target: CLI,
+            partition = j,
+            of = req.partitions,
+            synthesis_s = ns_secs(partition.synth_ns()),
+            prove_s = ns_secs(total_prove_ns(t)),
+            kernel_s = ns_secs(t.kernel_ns),
+            backend = %lock.backend(),
+            residency = %t.residency,
+            "partition proved"
         );
         proofs.push(proof.proof);
+        bar.inc(1);
     }
+    drop(bar);
     if verify {
         let pvk = bellperson_lite::prepare_verifying_key(&key.params.vk);
         cuzk_pipeline::verify_request(&pvk, workload, req.request, &proofs)
@@ -155,15 +163,17 @@ pub fn prove(args: &ProveArgs) -> CliResult {
     }
     let bytes = cuzk_pipeline::encode_request_proof(&proofs);
     crate::bench::write_file(&args.out, &bytes)?;
-    eprintln!(
-        "wrote {} ({} bytes) in {:.2} s, {}",
-        args.out.display(),
-        bytes.len(),
-        started.elapsed().as_secs_f64(),
+    tracing::info!(
+        target: CLI,
+        path = %args.out.display(),
+        bytes = bytes.len(),
+        seconds = secs(started),
+        verified = verify,
+        "{}",
         if verify {
-            "verified"
+            "request proof written"
         } else {
-            "NOT verified (--no-verify)"
+            "request proof written, NOT verified (--no-verify)"
         }
     );
     Ok(())

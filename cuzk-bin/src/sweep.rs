@@ -132,8 +132,12 @@ pub fn run_sweep(args: &SweepArgs, config: &FileConfig) -> Result<(), Box<dyn st
                 engine.devices = all_devices[..count].to_vec();
                 engine.partition_workers = partition_workers;
                 engine.gpu_workers_per_device = gpu_workers_per_device;
-                eprintln!(
-                    "sweep: {count} device(s), {partition_workers} partition workers, {gpu_workers_per_device} GPU workers/device"
+                tracing::info!(
+                    target: crate::logging::CLI,
+                    devices = count,
+                    partition_workers,
+                    gpu_workers_per_device,
+                    "sweep: next grid point"
                 );
                 let measurement = measure(&plan, engine, &key, cached.as_deref())?;
                 let report = BenchReport::new(&plan, &measurement, &machine);

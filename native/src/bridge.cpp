@@ -186,6 +186,9 @@ PhaseTimes prove_shim(const gpu_lock_t& lock, const srs_t& srs,
     t.backend = static_cast<uint8_t>(out.timings.backend);
     t.residency = static_cast<uint8_t>(out.timings.residency);
     t.srs_upload_ns = out.timings.srs_upload_ns;
+    t.classify_ns = out.timings.classify_ns;
+    t.backend_prepare_ns = out.timings.backend_prepare_ns;
+    t.b_g2_ns = out.timings.b_g2_ns;
     return t;
 }
 

@@ -1,8 +1,5 @@
 #include "cuzk/prover.hpp"
 
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "cuzk/background.hpp"
@@ -45,40 +42,6 @@ void validate(const circuit_t& c, const srs_t& srs, size_t i)
     require_count(i, "B densities vs SRS b_g1", srs.b_g1.size(),
                   c.b_input.count() + c.b_aux.count());
 }
-
-// CUZK_TRACE_PREAMBLE=1 prints the preamble's step times to stderr; read
-// once, so that the hot path only tests a bool.
-class preamble_trace_t {
-public:
-    preamble_trace_t() : last_ns_(enabled() ? monotonic_ns() : 0) {}
-
-    void step(const char* name)
-    {
-        if (!enabled())
-            return;
-        const uint64_t now = monotonic_ns();
-        line(name, now - last_ns_);
-        last_ns_ = now;
-    }
-
-    static void line(const char* name, uint64_t ns)
-    {
-        if (enabled())
-            std::fprintf(stderr, "cuzk preamble: %-14s %8.2f ms\n", name, ns / 1e6);
-    }
-
-private:
-    static bool enabled()
-    {
-        static const bool on = [] {
-            const char* v = std::getenv("CUZK_TRACE_PREAMBLE");
-            return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
-        }();
-        return on;
-    }
-
-    uint64_t last_ns_;
-};
 
 blst_p1 affine_g1(const blst_p1_affine& a)
 {
@@ -152,14 +115,16 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     // the kernel region, at background priority on the pool: it is needed
     // only by the epilogue, so it must not hold up another worker's preamble.
     kernel_backend_t& backend = lock.backend();
-    preamble_trace_t trace;
+    prove_timings_t timings;
     std::vector<circuit_terms_t> terms(n);
+    const uint64_t classify_started_ns = monotonic_ns();
     for (size_t i = 0; i < n; i++)
         terms[i].classify(batch[i], pool);
-    trace.step("classify");
+    const uint64_t classified_ns = monotonic_ns();
+    timings.classify_ns = classified_ns - classify_started_ns;
     const std::unique_ptr<kernel_batch_t> kernels =
         backend.prepare(srs, batch, terms, pool, lock.in_use());
-    trace.step("backend");
+    timings.backend_prepare_ns = monotonic_ns() - classified_ns;
     // A backend that may sum B_G2's ones in its kernel region (the CUDA one,
     // when the key's G2 points are on the device) leaves the CPU only the
     // tail here; the epilogue sums the ones if the kernel region did not.
@@ -175,7 +140,7 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
                     msm(b_g2[i], srs.b_g2.data(), terms[i].b, pool);
             }
         });
-        preamble_trace_t::line("b_g2 (bg)", monotonic_ns() - b_g2_started);
+        timings.b_g2_ns = monotonic_ns() - b_g2_started;
     });
 
     // 2. Kernel region, lock held once for the whole batch.
@@ -195,6 +160,7 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
         g2_t::add(b_g2[i], b_g2[i], ones);
     }
     prove_output_t out;
+    out.timings = timings;
     out.proofs.reserve(n);
     for (size_t i = 0; i < n; i++)
         out.proofs.push_back(assemble(srs, sums[i], b_g2[i], r[i], s[i]));

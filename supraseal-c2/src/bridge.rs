@@ -73,6 +73,11 @@ pub(crate) mod ffi {
         /// `cuzk::residency_t`: 0 host, 1 device, 2 streamed.
         residency: u8,
         srs_upload_ns: u64,
+        /// The preamble's steps: sorting terms, the backend's preparation,
+        /// and the background B_G2 MSMs (traced as `cuzk::native` events).
+        classify_ns: u64,
+        backend_prepare_ns: u64,
+        b_g2_ns: u64,
     }
 
     /// A proving key's points as limbs: 12 per G1 point, 24 per G2 point.

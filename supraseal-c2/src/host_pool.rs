@@ -296,7 +296,7 @@ fn limit_from_env() -> u64 {
         return DEFAULT_HOST_POOL_BYTES;
     };
     text.trim().parse().unwrap_or_else(|_| {
-        log::warn!(
+        tracing::warn!(
             "CUZK_HOST_POOL_BYTES={text:?} is not a byte count; \
              keeping up to {DEFAULT_HOST_POOL_BYTES} bytes"
         );

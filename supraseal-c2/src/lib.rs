@@ -69,6 +69,6 @@ pub use host_pool::{
 };
 pub use host_vec::{is_host_range_pinned, HostPod, HostVec};
 pub use lock::{GpuLock, GpuLockGuard, LockStats};
-pub use prove::{prove, PhaseTimings, ProveOutput, RawProof};
+pub use prove::{prove, PhaseTimings, ProveOutput, RawProof, NATIVE_TRACE_TARGET};
 pub use srs::{Srs, SrsParts};
 pub use thread::{current_thread_nice, set_current_thread_nice};

@@ -98,7 +98,7 @@ impl GpuLock {
             BackendChoice::Cpu => Ok(Arc::new(Self::new(device))),
             BackendChoice::Cuda => Self::cuda(device),
             BackendChoice::Auto => Self::cuda(device).or_else(|e: Error| {
-                log::info!("device {device}: kernel region on the CPU ({e})");
+                tracing::info!(device, reason = %e, "kernel region on the CPU");
                 Ok(Arc::new(Self::new(device)))
             }),
         }

@@ -119,27 +119,57 @@ pub fn prove(
         residency: Residency::from_native(t.residency),
         srs_upload_ns: t.srs_upload_ns,
     };
+    log_call(lock.device(), n, &timings, &t);
+    Ok(ProveOutput { proofs, timings })
+}
+
+/// Logs one call: the key's set-up on its first use of a device (`info`),
+/// the kernel region (`debug`), and the preamble's steps
+/// ([`trace_preamble`]).
+fn log_call(device: u32, circuits: usize, timings: &PhaseTimings, t: &ffi::PhaseTimes) {
     if timings.srs_upload_ns > 0 {
-        log::info!(
-            "device {}: proving key set up for the {} backend, {} ({:.3} s)",
-            lock.device(),
-            timings.backend,
-            match timings.residency {
-                Residency::Streamed => "streamed from pinned host memory",
-                _ => "resident in device memory",
-            },
-            timings.srs_upload_ns as f64 * 1e-9
+        tracing::info!(
+            device,
+            backend = %timings.backend,
+            residency = %timings.residency,
+            upload_ms = ms(timings.srs_upload_ns),
+            "proving key set up on the device"
         );
     }
-    log::debug!(
-        "device {}: {} circuit(s) on {} ({}), kernel region {:.3} ms",
-        lock.device(),
-        n,
-        timings.backend,
-        timings.residency,
-        timings.kernel_ns as f64 * 1e-6
+    tracing::debug!(
+        device,
+        circuits,
+        backend = %timings.backend,
+        residency = %timings.residency,
+        kernel_ms = ms(timings.kernel_ns),
+        "kernel region"
     );
-    Ok(ProveOutput { proofs, timings })
+    trace_preamble(device, t);
+}
+
+/// The target of the native layer's trace events: the preamble's step
+/// times, which the native prover measures on every call and returns with
+/// its phase times. `RUST_LOG=cuzk::native=debug` shows them.
+pub const NATIVE_TRACE_TARGET: &str = "cuzk::native";
+
+/// One `debug` event per preamble step, with fields `device`, `step`
+/// (`classify`, `backend`, `b_g2`: the B_G2 MSMs on a background thread,
+/// beside the kernel region) and `ms`. The events cost a filter check when
+/// the target is off.
+fn trace_preamble(device: u32, t: &ffi::PhaseTimes) {
+    let steps = [
+        ("classify", t.classify_ns),
+        ("backend", t.backend_prepare_ns),
+        ("b_g2", t.b_g2_ns),
+    ];
+    for (step, ns) in steps {
+        tracing::debug!(target: NATIVE_TRACE_TARGET, device, step, ms = ms(ns), "preamble step");
+    }
+}
+
+/// `ns` in milliseconds, to 10 µs: a log field.
+fn ms(ns: u64) -> f64 {
+    (ns as f64 / 1e4).round() / 100.0
 }
 
 /// Checks one assignment against itself and the SRS. `expected` is what the

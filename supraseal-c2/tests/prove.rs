@@ -1,9 +1,11 @@
 //! prove: a toy Groth16 circuit proved and checked with pairings, shape
-//! errors naming their quantity, native errors typed, injected faults.
+//! errors naming their quantity, native errors typed, injected faults, the
+//! preamble's steps as `cuzk::native` tracing events.
 
 mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
 
 use blstrs::{pairing, G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use ff::{Field, PrimeField};
@@ -12,7 +14,12 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use supraseal_c2::{
     prove, Assignment, CudaErrorKind, Density, Error, FaultPlan, GpuLock, RawProof, Srs, SrsParts,
+    NATIVE_TRACE_TARGET,
 };
+use tracing::field::{self, Visit};
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
+use tracing_subscriber::Registry;
 
 /// A sparse linear combination: (variable, coefficient).
 type Lc = Vec<(usize, Scalar)>;
@@ -256,6 +263,86 @@ fn toy_batch_proofs_verify() {
     let zero = [Scalar::ZERO];
     let out = prove(&lock, &srs, &batch[..1], &zero, &zero).unwrap();
     assert!(setup.verify(&zs[0][..2], &out.proofs[0]));
+}
+
+/// The `cuzk::native` events one subscriber saw: (device, step, ms).
+#[derive(Clone, Default)]
+struct NativeSteps(Arc<Mutex<Vec<(u64, String, f64)>>>);
+
+impl<S: tracing::Subscriber> Layer<S> for NativeSteps {
+    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+        if event.metadata().target() != NATIVE_TRACE_TARGET {
+            return;
+        }
+        let mut step = StepFields::default();
+        event.record(&mut step);
+        self.0
+            .lock()
+            .unwrap()
+            .push((step.device, step.step, step.ms));
+    }
+}
+
+#[derive(Default)]
+struct StepFields {
+    device: u64,
+    step: String,
+    ms: f64,
+}
+
+impl Visit for StepFields {
+    fn record_u64(&mut self, field: &field::Field, value: u64) {
+        if field.name() == "device" {
+            self.device = value;
+        }
+    }
+    fn record_f64(&mut self, field: &field::Field, value: f64) {
+        if field.name() == "ms" {
+            self.ms = value;
+        }
+    }
+    fn record_str(&mut self, field: &field::Field, value: &str) {
+        if field.name() == "step" {
+            self.step = value.to_owned();
+        }
+    }
+    fn record_debug(&mut self, _: &field::Field, _: &dyn std::fmt::Debug) {}
+}
+
+#[test]
+fn preamble_steps_reach_tracing_when_enabled() {
+    let mut rng = common::rng("preamble_steps_reach_tracing_when_enabled");
+    let r1cs = cubic();
+    let setup = setup(&r1cs, &mut rng);
+    let srs = Srs::new(setup.parts()).unwrap();
+    let z = witness(Scalar::from(3));
+    let abc = evaluations(&r1cs, &z);
+    let batch = [assignment(&setup, &z, &abc)];
+    let one = [Scalar::random(&mut rng)];
+    let lock = GpuLock::new(3);
+    let prove_with = |filter: LevelFilter| {
+        let steps = NativeSteps::default();
+        let subscriber = Registry::default().with(steps.clone().with_filter(filter));
+        tracing::subscriber::with_default(subscriber, || {
+            let out = prove(&lock, &srs, &batch, &one, &one).unwrap();
+            assert!(setup.verify(&z[..2], &out.proofs[0]));
+        });
+        let seen = steps.0.lock().unwrap().clone();
+        seen
+    };
+
+    let seen = prove_with(LevelFilter::DEBUG);
+    let names: Vec<&str> = seen.iter().map(|(_, step, _)| step.as_str()).collect();
+    assert_eq!(names, ["classify", "backend", "b_g2"], "{seen:?}");
+    for (device, step, ms) in &seen {
+        assert_eq!(*device, 3, "{step}");
+        assert!(
+            ms.is_finite() && *ms >= 0.0 && *ms < 60_000.0,
+            "{step}: {ms} ms"
+        );
+    }
+    // Filtered out (info and above), the native layer's trace is silent.
+    assert_eq!(prove_with(LevelFilter::INFO), []);
 }
 
 #[test]

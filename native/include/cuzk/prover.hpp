@@ -32,6 +32,11 @@ struct prove_timings_t {
     backend_t backend = backend_t::cpu;        // the lock's backend
     residency_t residency = residency_t::host;  // where the SRS points were read from
     uint64_t srs_upload_ns = 0;  // SRS set-up on the device in this call (first use), in kernel_ns
+    // The preamble's steps, which supraseal-c2 reports as `cuzk::native`
+    // tracing events; always measured (a clock read each), never printed here.
+    uint64_t classify_ns = 0;         // sorting each circuit's terms by scalar
+    uint64_t backend_prepare_ns = 0;  // the backend's preparation of the kernel region
+    uint64_t b_g2_ns = 0;  // the CPU's B_G2 MSMs, on a background thread beside the kernel region
 };
 
 struct prove_output_t {
