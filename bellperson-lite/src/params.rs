@@ -19,7 +19,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use blstrs::{G1Affine, G2Affine};
-use supraseal_c2::{Srs, SrsParts};
+use supraseal_c2::{Srs, SrsParts, SrsPoints};
 
 use crate::cs::domain_size;
 use crate::error::{ParamsError, Section};
@@ -93,9 +93,21 @@ impl Parameters {
         }
     }
 
-    /// Copies the proving key into native memory.
+    /// The proving key for the native prover, sharing these parameters'
+    /// point vectors (no copy: the key stays in host memory once).
     pub fn srs(&self) -> Result<Srs, supraseal_c2::Error> {
-        Srs::new(self.srs_parts())
+        Srs::share(SrsPoints {
+            alpha_g1: self.vk.alpha_g1,
+            beta_g1: self.vk.beta_g1,
+            beta_g2: self.vk.beta_g2,
+            delta_g1: self.vk.delta_g1,
+            delta_g2: self.vk.delta_g2,
+            h: Arc::clone(&self.h),
+            l: Arc::clone(&self.l),
+            a: Arc::clone(&self.a),
+            b_g1: Arc::clone(&self.b_g1),
+            b_g2: Arc::clone(&self.b_g2),
+        })
     }
 
     /// Checks that these parameters were made for the circuit `prover` was

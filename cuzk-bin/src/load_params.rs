@@ -25,7 +25,7 @@ pub struct LoadParamsArgs {
     /// Read through the streaming reader instead: sequential chunks, every point's subgroup checked one by one (the path before mapped loading, for comparison)
     #[arg(long, conflicts_with = "no_record")]
     stream: bool,
-    /// Also copy the proving key into the native SRS, as bench and prove do
+    /// Also make the native SRS, as bench and prove do (it shares the decoded points: the peak should not grow)
     #[arg(long)]
     srs: bool,
 }

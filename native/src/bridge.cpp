@@ -133,12 +133,13 @@ std::unique_ptr<srs_t> make_srs(const SrsView& parts)
     srs->beta_g2 = view_one<blst_p2_affine>(parts.beta_g2, "srs beta_g2");
     srs->delta_g1 = view_one<blst_p1_affine>(parts.delta_g1, "srs delta_g1");
     srs->delta_g2 = view_one<blst_p2_affine>(parts.delta_g2, "srs delta_g2");
-    const auto copy = [](auto& dst, auto src) { dst.assign(src.begin(), src.end()); };
-    copy(srs->h, view<blst_p1_affine>(parts.h, "srs h"));
-    copy(srs->l, view<blst_p1_affine>(parts.l, "srs l"));
-    copy(srs->a, view<blst_p1_affine>(parts.a, "srs a"));
-    copy(srs->b_g1, view<blst_p1_affine>(parts.b_g1, "srs b_g1"));
-    copy(srs->b_g2, view<blst_p2_affine>(parts.b_g2, "srs b_g2"));
+    // Views, not copies: the Rust Srs keeps the vectors alive and unchanged.
+    const auto borrow = [](auto& dst, auto src) { dst = {src.data, src.size}; };
+    borrow(srs->h, view<blst_p1_affine>(parts.h, "srs h"));
+    borrow(srs->l, view<blst_p1_affine>(parts.l, "srs l"));
+    borrow(srs->a, view<blst_p1_affine>(parts.a, "srs a"));
+    borrow(srs->b_g1, view<blst_p1_affine>(parts.b_g1, "srs b_g1"));
+    borrow(srs->b_g2, view<blst_p2_affine>(parts.b_g2, "srs b_g2"));
     srs->validate();
     return srs;
 }

@@ -11,7 +11,7 @@
 //!   device); whether a sticky CUDA error lost its device
 //!   ([`GpuLock::is_lost`]), and a [`FaultPlan`] to make its kernel regions
 //!   fail on purpose;
-//! - [`Srs`]: the proving key's point vectors, held by native code;
+//! - [`Srs`]: the proving key's point vectors, shared with native code;
 //! - [`prove`]: the three-phase Groth16 prover (preamble outside the lock,
 //!   kernel region under it, epilogue outside it) over a batch of
 //!   [`Assignment`]s;
@@ -70,5 +70,5 @@ pub use host_pool::{
 pub use host_vec::{is_host_range_pinned, HostPod, HostVec};
 pub use lock::{GpuLock, GpuLockGuard, LockStats};
 pub use prove::{prove, PhaseTimings, ProveOutput, RawProof, NATIVE_TRACE_TARGET};
-pub use srs::{Srs, SrsParts};
+pub use srs::{Srs, SrsParts, SrsPoints};
 pub use thread::{current_thread_nice, set_current_thread_nice};

@@ -1,7 +1,8 @@
-//! The proving key's points, held by native code.
+//! The proving key's points, shared with native code.
 
 use std::fmt;
 use std::slice;
+use std::sync::Arc;
 
 use blstrs::{G1Affine, G2Affine};
 use cxx::UniquePtr;
@@ -47,10 +48,40 @@ pub(crate) struct SrsShape {
     pub(crate) b_g2: usize,
 }
 
-/// A proving key's points, copied into native memory once.
+/// A proving key's points, owned: what [`Srs::share`] hands to native code
+/// without copying (each vector is behind an `Arc`, so a
+/// `bellperson_lite::Parameters` and the `Srs` made from it hold one copy).
+#[derive(Clone, Debug)]
+pub struct SrsPoints {
+    /// `alpha` in G1.
+    pub alpha_g1: G1Affine,
+    /// `beta` in G1.
+    pub beta_g1: G1Affine,
+    /// `beta` in G2.
+    pub beta_g2: G2Affine,
+    /// `delta` in G1.
+    pub delta_g1: G1Affine,
+    /// `delta` in G2.
+    pub delta_g2: G2Affine,
+    /// H query, `domain - 1` points.
+    pub h: Arc<Vec<G1Affine>>,
+    /// L query.
+    pub l: Arc<Vec<G1Affine>>,
+    /// A query.
+    pub a: Arc<Vec<G1Affine>>,
+    /// B query in G1.
+    pub b_g1: Arc<Vec<G1Affine>>,
+    /// B query in G2.
+    pub b_g2: Arc<Vec<G2Affine>>,
+}
+
+/// A proving key for the native prover. Native code views the point
+/// vectors of its [`SrsPoints`] in place; the `Srs` keeps them alive.
 pub struct Srs {
+    // Declared first, so dropped before the points it views.
     native: UniquePtr<ffi::NativeSrs>,
     shape: SrsShape,
+    points: SrsPoints,
 }
 
 // SAFETY: the native srs_t is plain vectors of points, never written after
@@ -60,11 +91,41 @@ unsafe impl Send for Srs {}
 unsafe impl Sync for Srs {}
 
 impl Srs {
-    /// Copies `parts` into native memory.
+    /// Copies `parts` (see [`Srs::share`] for a key without a copy).
     ///
     /// Fails with [`Error::Shape`] when `b_g2` and `b_g1` differ in length or
     /// `h.len() + 1` is not a power of two.
     pub fn new(parts: SrsParts<'_>) -> Result<Self, Error> {
+        Self::share(SrsPoints {
+            alpha_g1: *parts.alpha_g1,
+            beta_g1: *parts.beta_g1,
+            beta_g2: *parts.beta_g2,
+            delta_g1: *parts.delta_g1,
+            delta_g2: *parts.delta_g2,
+            h: Arc::new(parts.h.to_vec()),
+            l: Arc::new(parts.l.to_vec()),
+            a: Arc::new(parts.a.to_vec()),
+            b_g1: Arc::new(parts.b_g1.to_vec()),
+            b_g2: Arc::new(parts.b_g2.to_vec()),
+        })
+    }
+
+    /// Hands `points` to native code without copying them: the native key
+    /// views the vectors, which this `Srs` keeps (they are never written
+    /// while an `Arc` is shared). Same checks as [`Srs::new`].
+    pub fn share(points: SrsPoints) -> Result<Self, Error> {
+        let parts = SrsParts {
+            alpha_g1: &points.alpha_g1,
+            beta_g1: &points.beta_g1,
+            beta_g2: &points.beta_g2,
+            delta_g1: &points.delta_g1,
+            delta_g2: &points.delta_g2,
+            h: &points.h,
+            l: &points.l,
+            a: &points.a,
+            b_g1: &points.b_g1,
+            b_g2: &points.b_g2,
+        };
         Error::check_shape("SRS b_g2 vs b_g1", parts.b_g1.len(), parts.b_g2.len())?;
         let domain = parts.h.len() + 1;
         Error::check_shape(
@@ -92,7 +153,16 @@ impl Srs {
             b_g1: parts.b_g1.len(),
             b_g2: parts.b_g2.len(),
         };
-        Ok(Self { native, shape })
+        Ok(Self {
+            native,
+            shape,
+            points,
+        })
+    }
+
+    /// The points this key holds (shared with native code).
+    pub fn points(&self) -> &SrsPoints {
+        &self.points
     }
 
     /// The evaluation domain the key was made for: `h.len() + 1`.
@@ -112,5 +182,65 @@ impl Srs {
 impl fmt::Debug for Srs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Srs").field("shape", &self.shape).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use group::prime::PrimeCurveAffine;
+
+    fn points(h: usize, b: usize) -> SrsPoints {
+        let g1 = G1Affine::generator();
+        let g2 = G2Affine::generator();
+        SrsPoints {
+            alpha_g1: g1,
+            beta_g1: g1,
+            beta_g2: g2,
+            delta_g1: g1,
+            delta_g2: g2,
+            h: Arc::new(vec![g1; h]),
+            l: Arc::new(vec![g1; 2]),
+            a: Arc::new(vec![g1; 3]),
+            b_g1: Arc::new(vec![g1; b]),
+            b_g2: Arc::new(vec![g2; b]),
+        }
+    }
+
+    #[test]
+    fn share_keeps_the_callers_vectors_in_place() {
+        let mine = points(7, 2);
+        let srs = Srs::share(mine.clone()).unwrap();
+        let held = srs.points();
+        assert!(Arc::ptr_eq(&held.h, &mine.h) && Arc::ptr_eq(&held.b_g2, &mine.b_g2));
+        // This test's copy and the key's: no third vector was made.
+        assert_eq!(Arc::strong_count(&mine.h), 2);
+        assert_eq!(srs.domain_size(), 8);
+        drop(srs);
+        assert_eq!(Arc::strong_count(&mine.h), 1);
+    }
+
+    #[test]
+    fn new_copies_and_both_check_the_shape() {
+        let mine = points(7, 2);
+        let copied = Srs::new(SrsParts {
+            alpha_g1: &mine.alpha_g1,
+            beta_g1: &mine.beta_g1,
+            beta_g2: &mine.beta_g2,
+            delta_g1: &mine.delta_g1,
+            delta_g2: &mine.delta_g2,
+            h: &mine.h,
+            l: &mine.l,
+            a: &mine.a,
+            b_g1: &mine.b_g1,
+            b_g2: &mine.b_g2,
+        })
+        .unwrap();
+        assert_ne!(copied.points().h.as_ptr(), mine.h.as_ptr());
+        assert_eq!(*copied.points().h, *mine.h);
+        assert!(matches!(Srs::share(points(6, 2)), Err(Error::Shape { .. })));
+        let mut uneven = points(7, 2);
+        uneven.b_g2 = Arc::new(vec![G2Affine::generator(); 1]);
+        assert!(matches!(Srs::share(uneven), Err(Error::Shape { .. })));
     }
 }

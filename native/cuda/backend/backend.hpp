@@ -130,10 +130,10 @@ private:
 class srs_points_t {
 public:
     // Resident: uploads the points.
-    srs_points_t(cuda_device_t& device, const std::vector<blst_p1_affine>& host);
+    srs_points_t(cuda_device_t& device, const points_t<blst_p1_affine>& host);
     // Streamed through `windows` (two point buffers of equal size, a
     // multiple of 1024 points).
-    srs_points_t(const std::vector<blst_p1_affine>& host, cuda_points_t* windows[2]);
+    srs_points_t(const points_t<blst_p1_affine>& host, cuda_points_t* windows[2]);
 
     size_t size() const noexcept { return host_.size(); }
 
@@ -146,7 +146,7 @@ public:
     void for_each_window(F&& fn) const;
 
 private:
-    const std::vector<blst_p1_affine>& host_;
+    const points_t<blst_p1_affine>& host_;
     std::unique_ptr<cuda_points_t> resident_;
     cuda_points_t* windows_[2] = {nullptr, nullptr};
 };

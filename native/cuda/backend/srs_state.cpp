@@ -82,11 +82,11 @@ plan_t plan_residency(const srs_t& srs, uint32_t device, uint64_t available, boo
 
 // ------------------------------------------------------------- point sets
 
-srs_points_t::srs_points_t(cuda_device_t& device, const std::vector<blst_p1_affine>& host)
+srs_points_t::srs_points_t(cuda_device_t& device, const points_t<blst_p1_affine>& host)
     : host_(host), resident_(std::make_unique<cuda_points_t>(device, host.data(), host.size()))
 {}
 
-srs_points_t::srs_points_t(const std::vector<blst_p1_affine>& host, cuda_points_t* windows[2])
+srs_points_t::srs_points_t(const points_t<blst_p1_affine>& host, cuda_points_t* windows[2])
     : host_(host), windows_{windows[0], windows[1]}
 {
     CUZK_CHECK(windows_[0] && windows_[1] && windows_[0]->size() == windows_[1]->size() &&
@@ -121,7 +121,7 @@ cuda_srs_state_t::~cuda_srs_state_t() = default;
 
 void cuda_srs_state_t::make_resident(const srs_t& srs)
 {
-    const std::vector<blst_p1_affine>* hosts[4] = {&srs.h, &srs.l, &srs.a, &srs.b_g1};
+    const points_t<blst_p1_affine>* hosts[4] = {&srs.h, &srs.l, &srs.a, &srs.b_g1};
     for (int i = 0; i < 4; i++)
         sets_[i] = std::make_unique<srs_points_t>(*context_, *hosts[i]);
     if (!srs.b_g2.empty())
@@ -130,7 +130,7 @@ void cuda_srs_state_t::make_resident(const srs_t& srs)
 
 void cuda_srs_state_t::make_streamed(const srs_t& srs, size_t window)
 {
-    const std::vector<blst_p1_affine>* hosts[4] = {&srs.h, &srs.l, &srs.a, &srs.b_g1};
+    const points_t<blst_p1_affine>* hosts[4] = {&srs.h, &srs.l, &srs.a, &srs.b_g1};
     for (const auto* host : hosts) {
         // Only ranges malloc maps on their own (glibc maps every block of
         // 32 MiB or more): a smaller one may share a page with another

@@ -1,4 +1,4 @@
-// The proving key's points, copied into native memory.
+// The proving key's points, borrowed from the Rust side (no copy).
 #pragma once
 
 #include <cstdint>
@@ -19,19 +19,40 @@ public:
     virtual ~srs_device_state_t() = default;
 };
 
+// A read-only view of points another owner keeps alive: supraseal_c2::Srs
+// holds the vectors these point into, unchanged, for as long as the srs_t
+// that views them lives, so a key is in host memory once.
+template <typename T>
+class points_t {
+public:
+    points_t() = default;
+    points_t(const T* data, size_t size) : data_(size == 0 ? nullptr : data), size_(size) {}
+    const T* data() const { return data_; }
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    const T& operator[](size_t i) const { return data_[i]; }
+    const T* begin() const { return data_; }
+    const T* end() const { return data_ + size_; }
+
+private:
+    const T* data_ = nullptr;
+    size_t size_ = 0;
+};
+
 // Groth16 proving-key points in bellperson's compacted form: `a`, `b_g1` and
-// `b_g2` hold only the points of variables with density.
+// `b_g2` hold only the points of variables with density. The five point
+// sets are views (points_t); the single points are copies.
 struct srs_t {
     blst_p1_affine alpha_g1{};
     blst_p1_affine beta_g1{};
     blst_p2_affine beta_g2{};
     blst_p1_affine delta_g1{};
     blst_p2_affine delta_g2{};
-    std::vector<blst_p1_affine> h;     // domain - 1 points
-    std::vector<blst_p1_affine> l;     // one per aux variable
-    std::vector<blst_p1_affine> a;     // every input, then aux with A density
-    std::vector<blst_p1_affine> b_g1;  // inputs then aux, with B density
-    std::vector<blst_p2_affine> b_g2;  // the same variables as b_g1
+    points_t<blst_p1_affine> h;     // domain - 1 points
+    points_t<blst_p1_affine> l;     // one per aux variable
+    points_t<blst_p1_affine> a;     // every input, then aux with A density
+    points_t<blst_p1_affine> b_g1;  // inputs then aux, with B density
+    points_t<blst_p2_affine> b_g2;  // the same variables as b_g1
 
     // The evaluation domain the key was made for: h.size() + 1.
     size_t domain() const { return h.size() + 1; }
