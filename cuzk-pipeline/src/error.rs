@@ -38,9 +38,10 @@ pub enum PipelineError {
         #[source]
         source: bellperson_lite::ParamsError,
     },
-    /// Parameter generation failed.
+    /// Parameter generation failed (boxed: a native error is large, and
+    /// every `Result` of this crate would carry its size).
     #[error("setup failed")]
-    Setup(#[from] bellperson_lite::SetupError),
+    Setup(#[source] Box<bellperson_lite::SetupError>),
     /// The prover failed.
     #[error("proving failed")]
     Prover(#[from] bellperson_lite::ProverError),
@@ -83,4 +84,10 @@ pub enum PipelineError {
         /// Its seed.
         seed: u64,
     },
+}
+
+impl From<bellperson_lite::SetupError> for PipelineError {
+    fn from(error: bellperson_lite::SetupError) -> Self {
+        Self::Setup(Box::new(error))
+    }
 }
