@@ -36,6 +36,11 @@ pub struct SetupArgs {
     /// Where to write the parameters (bellperson's .params format).
     #[arg(long)]
     params: Option<PathBuf>,
+    /// Where the fixed-base multiplications run: auto (device 0 when CUDA is
+    /// built in and present), cpu or cuda. The same seed gives the same file
+    /// on either.
+    #[arg(long, default_value = "auto")]
+    backend: String,
     #[command(flatten)]
     fil: filecoin::KindArgs,
 }
@@ -103,9 +108,22 @@ pub fn setup(args: &SetupArgs) -> CliResult {
     let path = args.params.as_ref().ok_or("--params is missing")?;
     let workload = args.workload.resolve()?;
     writable_file(path)?;
+    let choice: supraseal_c2::BackendChoice = args.backend.parse()?;
+    // The CPU's own tables beat the per-point path behind a CPU lock, so a
+    // lock is taken only for a device.
+    let lock = match choice {
+        supraseal_c2::BackendChoice::Cpu => None,
+        _ => Some(supraseal_c2::GpuLock::with_backend(0, choice)?),
+    }
+    .filter(|lock| lock.backend() == supraseal_c2::Backend::Cuda);
     let started = Instant::now();
-    let spinner = progress::spinner(format!("generating parameters for {workload}"));
-    let params = cuzk_pipeline::setup(workload)?;
+    let on = if lock.is_some() {
+        "device 0"
+    } else {
+        "the CPU"
+    };
+    let spinner = progress::spinner(format!("generating parameters for {workload} on {on}"));
+    let params = cuzk_pipeline::setup_on(workload, lock.as_deref())?;
     spinner.set_message(format!("writing {}", path.display()));
     params.write_file(path)?;
     drop(spinner);
@@ -114,6 +132,7 @@ pub fn setup(args: &SetupArgs) -> CliResult {
         path = %path.display(),
         domain = params.h.len() + 1,
         aux = params.l.len(),
+        on,
         seconds = secs(started),
         "parameters written"
     );

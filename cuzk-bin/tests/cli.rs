@@ -170,4 +170,18 @@ fn setup_prove_verify_and_every_bad_input() {
         s(&missing),
     ]);
     assert_fails_with(&out, "unknown workload");
+
+    // A backend that does not exist, before any work.
+    let out = cuzk(&[
+        "setup",
+        "--workload",
+        "mul-chain",
+        "--size",
+        "3",
+        "--params",
+        s(&missing),
+        "--backend",
+        "gpu",
+    ]);
+    assert_fails_with(&out, "gpu");
 }
