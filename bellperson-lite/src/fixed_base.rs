@@ -1,21 +1,18 @@
 //! Fixed-base windowed scalar multiplication, multi-threaded, and batch
-//! conversion of Jacobian points to affine.
+//! conversion of Jacobian points to affine (supraseal-c2's).
 //!
 //! The table holds, for every `c`-bit window `w` of a scalar, the multiples
 //! `d * 2^(c*w) * base` for `d` in `1..2^c`, in affine form. A scalar
 //! multiplication is then one mixed addition per non-zero window digit.
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
-use ff::{BatchInvert, Field};
-use group::prime::{PrimeCurve, PrimeCurveAffine};
+use group::prime::PrimeCurve;
 use rayon::prelude::*;
 
 /// Bits of a scalar (the field modulus is below 2^255).
 const SCALAR_BITS: usize = 255;
 /// Largest window: the G2 table then holds about 19 * 2^14 points (60 MB).
 const MAX_WINDOW: usize = 14;
-/// Points per batch normalisation.
-const CHUNK: usize = 1 << 10;
 
 /// Curves whose projective points convert to affine in batches.
 pub(crate) trait BatchAffine: PrimeCurve<Scalar = Scalar> + Send + Sync
@@ -26,45 +23,19 @@ where
     fn batch_to_affine(points: &[Self]) -> Vec<Self::Affine>;
 }
 
-/// Jacobian `(X, Y, Z)` to affine `(X/Z^2, Y/Z^3)`, `None` for `Z = 0`,
-/// with one inversion for the whole slice (Montgomery's trick).
-fn jacobian_to_affine<F: Field>(points: &[(F, F, F)]) -> Vec<Option<(F, F)>> {
-    let mut zinv: Vec<F> = points.iter().map(|p| p.2).collect();
-    zinv.iter_mut().batch_invert();
-    points
-        .iter()
-        .zip(zinv)
-        .map(|(&(x, y, z), zi)| {
-            if bool::from(z.is_zero()) {
-                return None;
-            }
-            let zi2 = zi.square();
-            Some((x * zi2, y * zi2 * zi))
-        })
-        .collect()
+// supraseal-c2's batch conversion (blst's), which the device path of
+// parameter generation uses too.
+impl BatchAffine for G1Projective {
+    fn batch_to_affine(points: &[Self]) -> Vec<G1Affine> {
+        supraseal_c2::kernels::g1_to_affine(points)
+    }
 }
 
-macro_rules! impl_batch_affine {
-    ($proj:ty, $affine:ty) => {
-        impl BatchAffine for $proj {
-            fn batch_to_affine(points: &[Self]) -> Vec<$affine> {
-                points
-                    .par_chunks(CHUNK)
-                    .flat_map_iter(|chunk| {
-                        let coords: Vec<_> = chunk.iter().map(|p| (p.x(), p.y(), p.z())).collect();
-                        jacobian_to_affine(&coords).into_iter().map(|p| match p {
-                            Some((x, y)) => <$affine>::from_raw_unchecked(x, y, false),
-                            None => <$affine>::identity(),
-                        })
-                    })
-                    .collect()
-            }
-        }
-    };
+impl BatchAffine for G2Projective {
+    fn batch_to_affine(points: &[Self]) -> Vec<G2Affine> {
+        supraseal_c2::kernels::g2_to_affine(points)
+    }
 }
-
-impl_batch_affine!(G1Projective, G1Affine);
-impl_batch_affine!(G2Projective, G2Affine);
 
 /// The window width that minimises table building plus lookups for
 /// `num_scalars` multiplications.
@@ -153,7 +124,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ff::PrimeField;
+    use ff::{Field, PrimeField};
     use group::{Curve, Group};
 
     #[test]

@@ -18,7 +18,9 @@ use crate::error::native;
 use crate::raw::{limbs, limbs_mut};
 use crate::{cuda, Backend, Error, GpuLockGuard};
 
-pub use fixed_base::{fixed_base_g1, fixed_base_g1_on, fixed_base_g2, fixed_base_g2_on};
+pub use fixed_base::{
+    fixed_base_g1, fixed_base_g1_on, fixed_base_g2, fixed_base_g2_on, g1_to_affine, g2_to_affine,
+};
 
 /// `sum(scalars[i] * points[i])` in G1, multi-threaded Pippenger.
 pub fn msm_g1(points: &[G1Affine], scalars: &[Scalar]) -> Result<G1Projective, Error> {

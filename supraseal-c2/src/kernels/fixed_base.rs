@@ -91,7 +91,9 @@ fn canonical_limbs(k: &Scalar) -> [u64; 4] {
     })
 }
 
-fn g1_to_affine(points: &[G1Projective]) -> Vec<G1Affine> {
+/// The affine forms of `points`, in batches on all cores (blst: one field
+/// inversion per batch).
+pub fn g1_to_affine(points: &[G1Projective]) -> Vec<G1Affine> {
     let mut out = vec![G1Affine::identity(); points.len()];
     out.par_chunks_mut(AFFINE_CHUNK)
         .zip(points.par_chunks(AFFINE_CHUNK))
@@ -108,7 +110,8 @@ fn g1_to_affine(points: &[G1Projective]) -> Vec<G1Affine> {
     out
 }
 
-fn g2_to_affine(points: &[G2Projective]) -> Vec<G2Affine> {
+/// [`g1_to_affine`] in G2.
+pub fn g2_to_affine(points: &[G2Projective]) -> Vec<G2Affine> {
     let mut out = vec![G2Affine::identity(); points.len()];
     out.par_chunks_mut(AFFINE_CHUNK)
         .zip(points.par_chunks(AFFINE_CHUNK))
