@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The engine benchmarks of BENCHMARKS.md, run ON the GPU machine from the repo
 # root with the bundle that scripts/build-cuda.sh built (gpu-bundle/cuzk).
-#   scripts/gpu-bench.sh [sections...]     sections: synth cpu-m m trace l-cached l-full l-nice0 l-gadgets x2 load
+#   scripts/gpu-bench.sh [sections...]     sections: synth cpu-m m trace l-cached l-full l-nice0 l-gadgets x2 setup load
+# `setup` (issue 14): `cuzk setup` of the L file on the device and on the
+# CPU's 16 cores (same seed), the two files compared byte for byte; the
+# device's file is kept as PARAMS_L for `load`. Then XL (2^24) on the device.
 # `load` (issue 12): writes the L parameter file (PARAMS_L, default
 # /tmp/L.params) with `cuzk setup` unless it is there, loads it twice with
 # `cuzk load-params --srs` (first: full checks, the sidecar written; later:
@@ -52,6 +55,14 @@ for s in $SECTIONS; do case $s in
     l-gadgets) run full-L-gadgets sweep --backend cuda --workload sha-chain --size 300 --partitions 10 \
                   --requests 8 --synthesis compiled-gadgets --partition-workers-list 16 --gpu-workers-list 2 \
                   --json "$OUT/full-L-gadgets.json" ;;
+    setup)    L=${PARAMS_L:-/tmp/L.params}
+              run setup-L-cuda setup --backend cuda --workload sha-chain --size 300 --params "$L"
+              run setup-L-cpu setup --backend cpu --workload sha-chain --size 300 --params /tmp/L-cpu.params
+              if cmp "$L" /tmp/L-cpu.params; then echo "   L: device and CPU files identical ($(stat -c %s "$L") bytes)"
+              else echo "   L: device and CPU files DIFFER"; fi | tee "$OUT/setup-L-cmp.txt"
+              rm -f /tmp/L-cpu.params
+              run setup-XL-cuda setup --backend cuda --workload sha-chain --size 600 --params /tmp/XL.params
+              rm -f /tmp/XL.params ;;
     load)     L=${PARAMS_L:-/tmp/L.params}
               [ -s "$L" ] || run setup-L setup --workload sha-chain --size 300 --params "$L"
               rm -f "$L.cuzk-checked"

@@ -124,6 +124,7 @@ pub fn setup(args: &SetupArgs) -> CliResult {
     };
     let spinner = progress::spinner(format!("generating parameters for {workload} on {on}"));
     let params = cuzk_pipeline::setup_on(workload, lock.as_deref())?;
+    let generate_s = secs(started);
     spinner.set_message(format!("writing {}", path.display()));
     params.write_file(path)?;
     drop(spinner);
@@ -133,6 +134,7 @@ pub fn setup(args: &SetupArgs) -> CliResult {
         domain = params.h.len() + 1,
         aux = params.l.len(),
         on,
+        generate_s,
         seconds = secs(started),
         "parameters written"
     );
