@@ -56,8 +56,8 @@ for s in $SECTIONS; do case $s in
                   --requests 8 --synthesis compiled-gadgets --partition-workers-list 16 --gpu-workers-list 2 \
                   --json "$OUT/full-L-gadgets.json" ;;
     setup)    L=${PARAMS_L:-/tmp/L.params}
-              run setup-L-cuda setup --backend cuda --workload sha-chain --size 300 --params "$L"
-              run setup-L-cpu setup --backend cpu --workload sha-chain --size 300 --params /tmp/L-cpu.params
+              run setup-L-cuda setup --backend cuda --workload sha-chain --size 300 --params "$L" --seed 1
+              run setup-L-cpu setup --backend cpu --workload sha-chain --size 300 --params /tmp/L-cpu.params --seed 1
               if cmp "$L" /tmp/L-cpu.params; then echo "   L: device and CPU files identical ($(stat -c %s "$L") bytes)"
               else echo "   L: device and CPU files DIFFER"; fi | tee "$OUT/setup-L-cmp.txt"
               rm -f /tmp/L-cpu.params

@@ -2,7 +2,9 @@
 # Run ON the GPU machine, from the repository root, after
 # scripts/build-cuda.sh has filled gpu-bundle/tests/ (the build machine needs
 # no GPU; the binaries need only glibc and the NVIDIA driver). Carry
-# gpu-bundle/tests there (the device tool's `carry`).
+# gpu-bundle/tests.tgz there (the device tool's `carry`: the unpacked
+# folder is over what a run may carry); it is unpacked into gpu-bundle/tests
+# when that folder is not there.
 #
 #   scripts/gpu-run.sh [-- HARNESS_ARGS...]
 #
@@ -30,6 +32,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 BUNDLE=${BUNDLE:-gpu-bundle/tests}
+if [ ! -d "$BUNDLE" ] && [ -f "$BUNDLE.tgz" ]; then
+    tar xzf "$BUNDLE.tgz" -C "$(dirname "$BUNDLE")" || { echo "gpu-run.sh: cannot unpack $BUNDLE.tgz" >&2; exit 1; }
+fi
 LOGS=${OUT:-$BUNDLE/logs}
 LIMIT=${GPU_RUN_TIMEOUT:-540}
 NORMAL=${GPU_RUN_NORMAL:-1}

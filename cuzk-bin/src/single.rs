@@ -37,10 +37,16 @@ pub struct SetupArgs {
     #[arg(long)]
     params: Option<PathBuf>,
     /// Where the fixed-base multiplications run: auto (device 0 when CUDA is
-    /// built in and present), cpu or cuda. The same seed gives the same file
-    /// on either.
+    /// built in and present), cpu or cuda. The same --seed gives the same
+    /// file on either.
     #[arg(long, default_value = "auto")]
     backend: String,
+    /// Derive the secret values from this seed (ChaCha20), so that a run can
+    /// be repeated byte for byte. Whoever knows the seed can forge proofs:
+    /// test parameters only. Without it the values come from the operating
+    /// system.
+    #[arg(long)]
+    seed: Option<u64>,
     #[command(flatten)]
     fil: filecoin::KindArgs,
 }
@@ -103,6 +109,9 @@ pub struct VerifyArgs {
 /// `cuzk setup`.
 pub fn setup(args: &SetupArgs) -> CliResult {
     if args.fil.kind.is_some() {
+        if args.seed.is_some() {
+            return Err("--seed applies to the synthetic workloads, not to --kind".into());
+        }
         return filecoin::setup(&args.fil).map_err(widen);
     }
     let path = args.params.as_ref().ok_or("--params is missing")?;
@@ -123,7 +132,7 @@ pub fn setup(args: &SetupArgs) -> CliResult {
         "the CPU"
     };
     let spinner = progress::spinner(format!("generating parameters for {workload} on {on}"));
-    let params = cuzk_pipeline::setup_on(workload, lock.as_deref())?;
+    let params = cuzk_pipeline::setup_on(workload, lock.as_deref(), args.seed)?;
     let generate_s = secs(started);
     spinner.set_message(format!("writing {}", path.display()));
     params.write_file(path)?;
@@ -134,6 +143,7 @@ pub fn setup(args: &SetupArgs) -> CliResult {
         domain = params.h.len() + 1,
         aux = params.l.len(),
         on,
+        seed = args.seed,
         generate_s,
         seconds = secs(started),
         "parameters written"

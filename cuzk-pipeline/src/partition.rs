@@ -5,6 +5,7 @@ use std::time::Instant;
 use bellperson_lite::{Parameters, Proof, ProvingAssignment};
 use blstrs::Scalar;
 use ff::Field;
+use rand::SeedableRng;
 use supraseal_c2::{monotonic_ns, GpuLock, PhaseTimings, Srs};
 
 use crate::{PipelineError, Workload};
@@ -105,18 +106,33 @@ pub fn gpu_prove_with(
 /// Generates fresh random parameters for `workload` (slow: a trusted setup
 /// for tests and benchmarks only), with the CPU's fixed-base tables.
 pub fn setup(workload: Workload) -> Result<Parameters, PipelineError> {
-    setup_on(workload, None)
+    setup_on(workload, None, None)
 }
 
 /// [`setup`] with the fixed-base multiplications on `lock`'s backend (its
-/// CUDA device, or the CPU), or on the CPU's tables for `None`.
-pub fn setup_on(workload: Workload, lock: Option<&GpuLock>) -> Result<Parameters, PipelineError> {
+/// CUDA device, or the CPU), or on the CPU's tables for `None`. With a
+/// `seed`, the toxic waste comes from ChaCha20 seeded with it, so that the
+/// same seed gives byte-identical parameters on every backend (anyone who
+/// knows the seed can forge proofs: for tests only); without one, from the
+/// operating system's generator.
+pub fn setup_on(
+    workload: Workload,
+    lock: Option<&GpuLock>,
+    seed: Option<u64>,
+) -> Result<Parameters, PipelineError> {
     let started = Instant::now();
-    let params = bellperson_lite::generate_random_parameters_on(
-        workload.shape(),
-        &mut rand::thread_rng(),
-        lock,
-    )?;
+    let params = match seed {
+        Some(seed) => bellperson_lite::generate_random_parameters_on(
+            workload.shape(),
+            &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed),
+            lock,
+        ),
+        None => bellperson_lite::generate_random_parameters_on(
+            workload.shape(),
+            &mut rand::rngs::OsRng,
+            lock,
+        ),
+    }?;
     log::info!("setup {workload}: {:.3} s", started.elapsed().as_secs_f64());
     Ok(params)
 }
