@@ -13,6 +13,7 @@ use rand_core::RngCore;
 use rayon::prelude::*;
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::Instant;
 use supraseal_c2::{kernels, GpuLock};
 
 use crate::cs::domain_size;
@@ -211,7 +212,9 @@ where
     R: RngCore,
     E: From<SynthesisError>,
 {
+    let started = Instant::now();
     let cs = KeypairAssembly::synthesize(circuit)?;
+    let synthesized = Instant::now();
     let n = domain_size(cs.num_constraints)?;
     let t = Toxic::random(rng, n);
     let lagrange = lagrange_at(t.tau, n, cs.num_constraints);
@@ -219,7 +222,17 @@ where
         || evaluate(&cs.inputs, &lagrange),
         || evaluate(&cs.aux, &lagrange),
     );
+    let evaluated = Instant::now();
     let (g1, g2) = multiply(&t, n, &inputs, &aux)?;
+    let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
+    tracing::debug!(
+        constraints = cs.num_constraints,
+        domain = n,
+        synthesis_ms = ms(started, synthesized),
+        qap_ms = ms(synthesized, evaluated),
+        multiply_ms = ms(evaluated, Instant::now()),
+        "parameters generated"
+    );
     if g1.l.iter().any(|p| bool::from(p.is_identity())) {
         return Err(SynthesisError::UnconstrainedVariable.into());
     }

@@ -18,6 +18,18 @@ const FIXTURES: &str = concat!(
     "/../cuzk-filecoin/fixtures/2KiB"
 );
 
+/// The fixtures where this binary was built or, on a machine it was carried
+/// to (`scripts/fuzz.sh farm`), under the working directory (the repository
+/// root).
+fn fixtures() -> &'static Path {
+    let built = Path::new(FIXTURES);
+    if built.is_dir() {
+        built
+    } else {
+        Path::new("cuzk-filecoin/fixtures/2KiB")
+    }
+}
+
 /// Knows `x` with `x^3 + x = y`, `y` public: a few constraints, so every
 /// section of its parameter file holds points.
 struct Cubic(Option<Scalar>);
@@ -60,7 +72,7 @@ pub fn write(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let (proofs, _) = create_random_proof_batch(circuits, &params.srs()?, &lock, rng)?;
     put("proof", "cubic.proof", &proofs[0].to_bytes())?;
 
-    let fixture = |path: &str| fs::read(Path::new(FIXTURES).join(path));
+    let fixture = |path: &str| fs::read(fixtures().join(path));
     for (selector, form) in [(0u8, "window"), (1u8, "winning")] {
         let mut seed = vec![selector];
         seed.extend(fixture(&format!("{form}/vanilla-0.bin"))?);

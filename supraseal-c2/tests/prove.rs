@@ -266,9 +266,12 @@ fn toy_batch_proofs_verify() {
     assert!(setup.verify(&zs[0][..2], &out.proofs[0]));
 }
 
-/// The `cuzk::native` events the process saw: (device, step, ms, level).
+/// One `cuzk::native` event: (device, step, ms, level).
+type NativeStep = (u64, String, f64, Level);
+
+/// The `cuzk::native` events the process saw.
 #[derive(Clone, Default)]
-struct NativeSteps(Arc<Mutex<Vec<(u64, String, f64, Level)>>>);
+struct NativeSteps(Arc<Mutex<Vec<NativeStep>>>);
 
 impl<S: tracing::Subscriber> Layer<S> for NativeSteps {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {

@@ -6,6 +6,8 @@
 //! scalar adds its rows (`native/cuda/fixed_base.cu`). Either way the result
 //! is the unique affine form of each product, so the two agree byte for byte.
 
+use std::time::Instant;
+
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::prime::PrimeCurveAffine;
 use group::Group;
@@ -40,10 +42,13 @@ pub fn fixed_base_g1_on(
     if held.lock().backend() == Backend::Cpu {
         return Ok(fixed_base_g1(base, scalars));
     }
-    let points: Vec<G1Projective> = on_device(base, scalars, |b, k, out| {
+    let mut steps = Steps::start();
+    let points: Vec<G1Projective> = on_device(base, scalars, &mut steps, |b, k, out| {
         cuda::fixed_base_g1(held, b, k, out)
     })?;
-    Ok(g1_to_affine(&points))
+    let affine = g1_to_affine(&points);
+    steps.finish("G1", scalars.len());
+    Ok(affine)
 }
 
 /// [`fixed_base_g2`] on the backend of the lock `held` holds.
@@ -55,31 +60,76 @@ pub fn fixed_base_g2_on(
     if held.lock().backend() == Backend::Cpu {
         return Ok(fixed_base_g2(base, scalars));
     }
-    let points: Vec<G2Projective> = on_device(base, scalars, |b, k, out| {
+    let mut steps = Steps::start();
+    let points: Vec<G2Projective> = on_device(base, scalars, &mut steps, |b, k, out| {
         cuda::fixed_base_g2(held, b, k, out)
     })?;
-    Ok(g2_to_affine(&points))
+    let affine = g2_to_affine(&points);
+    steps.finish("G2", scalars.len());
+    Ok(affine)
+}
+
+/// The times of one device call's steps, logged as a `debug` event: where
+/// parameter generation on the device spends its time.
+struct Steps {
+    started: Instant,
+    prepared: Instant,
+    computed: Instant,
+}
+
+impl Steps {
+    fn start() -> Self {
+        let now = Instant::now();
+        Self {
+            started: now,
+            prepared: now,
+            computed: now,
+        }
+    }
+
+    fn finish(&self, group: &'static str, n: usize) {
+        let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
+        tracing::debug!(
+            group,
+            n,
+            prepare_ms = ms(self.started, self.prepared),
+            device_ms = ms(self.prepared, self.computed),
+            affine_ms = ms(self.computed, Instant::now()),
+            "fixed-base multiplication on the device"
+        );
+    }
 }
 
 /// Runs `kernel(base, canonical scalars, Jacobian out)` as limbs.
 fn on_device<A, P>(
     base: &A,
     scalars: &[Scalar],
+    steps: &mut Steps,
     kernel: impl FnOnce(&[u64], &[u64], &mut [u64]) -> Result<(), Error>,
 ) -> Result<Vec<P>, Error>
 where
     A: Limbs,
-    P: Limbs + Group,
+    P: Limbs + Group + Send + Sync,
 {
     // The device reads digits off the canonical little-endian form.
     let canonical: Vec<[u64; 4]> = scalars.par_iter().map(canonical_limbs).collect();
-    let mut out = vec![P::identity(); scalars.len()];
+    let mut out = filled(scalars.len(), P::identity());
+    steps.prepared = Instant::now();
     kernel(
         limbs(std::slice::from_ref(base)),
         canonical.as_flattened(),
         limbs_mut(&mut out),
     )?;
+    steps.computed = Instant::now();
     Ok(out)
+}
+
+/// `n` copies of `value`, written on all cores (gigabytes at a setup's
+/// sizes: one core alone takes a good part of a second).
+fn filled<T: Copy + Send + Sync>(n: usize, value: T) -> Vec<T> {
+    let mut out = Vec::with_capacity(n);
+    out.par_extend(rayon::iter::repeat_n(value, n));
+    out
 }
 
 fn canonical_limbs(k: &Scalar) -> [u64; 4] {
@@ -94,7 +144,7 @@ fn canonical_limbs(k: &Scalar) -> [u64; 4] {
 /// The affine forms of `points`, in batches on all cores (blst: one field
 /// inversion per batch).
 pub fn g1_to_affine(points: &[G1Projective]) -> Vec<G1Affine> {
-    let mut out = vec![G1Affine::identity(); points.len()];
+    let mut out = filled(points.len(), G1Affine::identity());
     out.par_chunks_mut(AFFINE_CHUNK)
         .zip(points.par_chunks(AFFINE_CHUNK))
         .for_each(|(dst, src)| {
@@ -112,7 +162,7 @@ pub fn g1_to_affine(points: &[G1Projective]) -> Vec<G1Affine> {
 
 /// [`g1_to_affine`] in G2.
 pub fn g2_to_affine(points: &[G2Projective]) -> Vec<G2Affine> {
-    let mut out = vec![G2Affine::identity(); points.len()];
+    let mut out = filled(points.len(), G2Affine::identity());
     out.par_chunks_mut(AFFINE_CHUNK)
         .zip(points.par_chunks(AFFINE_CHUNK))
         .for_each(|(dst, src)| {
