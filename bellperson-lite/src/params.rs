@@ -19,7 +19,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use blstrs::{G1Affine, G2Affine};
-use supraseal_c2::{Srs, SrsParts, SrsPoints};
+use supraseal_c2::{Srs, SrsPoints};
 
 use crate::cs::domain_size;
 use crate::error::{ParamsError, Section};
@@ -77,22 +77,6 @@ impl fmt::Debug for Parameters {
 }
 
 impl Parameters {
-    /// Borrows the proving key in the form the native SRS takes.
-    pub fn srs_parts(&self) -> SrsParts<'_> {
-        SrsParts {
-            alpha_g1: &self.vk.alpha_g1,
-            beta_g1: &self.vk.beta_g1,
-            beta_g2: &self.vk.beta_g2,
-            delta_g1: &self.vk.delta_g1,
-            delta_g2: &self.vk.delta_g2,
-            h: &self.h,
-            l: &self.l,
-            a: &self.a,
-            b_g1: &self.b_g1,
-            b_g2: &self.b_g2,
-        }
-    }
-
     /// The proving key for the native prover, sharing these parameters'
     /// point vectors (no copy: the key stays in host memory once).
     pub fn srs(&self) -> Result<Srs, supraseal_c2::Error> {

@@ -75,6 +75,24 @@ pub struct SrsPoints {
     pub b_g2: Arc<Vec<G2Affine>>,
 }
 
+impl SrsPoints {
+    /// Borrows the points in the form [`Srs::new`] takes.
+    pub fn parts(&self) -> SrsParts<'_> {
+        SrsParts {
+            alpha_g1: &self.alpha_g1,
+            beta_g1: &self.beta_g1,
+            beta_g2: &self.beta_g2,
+            delta_g1: &self.delta_g1,
+            delta_g2: &self.delta_g2,
+            h: &self.h,
+            l: &self.l,
+            a: &self.a,
+            b_g1: &self.b_g1,
+            b_g2: &self.b_g2,
+        }
+    }
+}
+
 /// A proving key for the native prover. Native code views the point
 /// vectors of its [`SrsPoints`] in place; the `Srs` keeps them alive.
 pub struct Srs {
@@ -114,18 +132,7 @@ impl Srs {
     /// views the vectors, which this `Srs` keeps (they are never written
     /// while an `Arc` is shared). Same checks as [`Srs::new`].
     pub fn share(points: SrsPoints) -> Result<Self, Error> {
-        let parts = SrsParts {
-            alpha_g1: &points.alpha_g1,
-            beta_g1: &points.beta_g1,
-            beta_g2: &points.beta_g2,
-            delta_g1: &points.delta_g1,
-            delta_g2: &points.delta_g2,
-            h: &points.h,
-            l: &points.l,
-            a: &points.a,
-            b_g1: &points.b_g1,
-            b_g2: &points.b_g2,
-        };
+        let parts = points.parts();
         Error::check_shape("SRS b_g2 vs b_g1", parts.b_g1.len(), parts.b_g2.len())?;
         let domain = parts.h.len() + 1;
         Error::check_shape(
@@ -223,19 +230,7 @@ mod tests {
     #[test]
     fn new_copies_and_both_check_the_shape() {
         let mine = points(7, 2);
-        let copied = Srs::new(SrsParts {
-            alpha_g1: &mine.alpha_g1,
-            beta_g1: &mine.beta_g1,
-            beta_g2: &mine.beta_g2,
-            delta_g1: &mine.delta_g1,
-            delta_g2: &mine.delta_g2,
-            h: &mine.h,
-            l: &mine.l,
-            a: &mine.a,
-            b_g1: &mine.b_g1,
-            b_g2: &mine.b_g2,
-        })
-        .unwrap();
+        let copied = Srs::new(mine.parts()).unwrap();
         assert_ne!(copied.points().h.as_ptr(), mine.h.as_ptr());
         assert_eq!(*copied.points().h, *mine.h);
         assert!(matches!(Srs::share(points(6, 2)), Err(Error::Shape { .. })));
