@@ -5,7 +5,7 @@ use std::time::Instant;
 use bellperson_lite::{Parameters, Proof, ProvingAssignment};
 use blstrs::Scalar;
 use ff::Field;
-use rand::SeedableRng;
+use rand::{RngCore, SeedableRng};
 use supraseal_c2::{monotonic_ns, GpuLock, PhaseTimings, Srs};
 
 use crate::{PipelineError, Workload};
@@ -121,18 +121,11 @@ pub fn setup_on(
     seed: Option<u64>,
 ) -> Result<Parameters, PipelineError> {
     let started = Instant::now();
-    let params = match seed {
-        Some(seed) => bellperson_lite::generate_random_parameters_on(
-            workload.shape(),
-            &mut rand_chacha::ChaCha20Rng::seed_from_u64(seed),
-            lock,
-        ),
-        None => bellperson_lite::generate_random_parameters_on(
-            workload.shape(),
-            &mut rand::rngs::OsRng,
-            lock,
-        ),
-    }?;
+    let mut rng: Box<dyn RngCore> = match seed {
+        Some(seed) => Box::new(rand_chacha::ChaCha20Rng::seed_from_u64(seed)),
+        None => Box::new(rand::rngs::OsRng),
+    };
+    let params = bellperson_lite::generate_random_parameters_on(workload.shape(), &mut rng, lock)?;
     log::info!("setup {workload}: {:.3} s", started.elapsed().as_secs_f64());
     Ok(params)
 }

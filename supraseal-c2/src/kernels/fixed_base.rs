@@ -42,13 +42,9 @@ pub fn fixed_base_g1_on(
     if held.lock().backend() == Backend::Cpu {
         return Ok(fixed_base_g1(base, scalars));
     }
-    let mut steps = Steps::start();
-    let points: Vec<G1Projective> = on_device(base, scalars, &mut steps, |b, k, out| {
+    on_device::<_, G1Projective, _>("G1", base, scalars, g1_to_affine, |b, k, out| {
         cuda::fixed_base_g1(held, b, k, out)
-    })?;
-    let affine = g1_to_affine(&points);
-    steps.finish("G1", scalars.len());
-    Ok(affine)
+    })
 }
 
 /// [`fixed_base_g2`] on the backend of the lock `held` holds.
@@ -60,68 +56,47 @@ pub fn fixed_base_g2_on(
     if held.lock().backend() == Backend::Cpu {
         return Ok(fixed_base_g2(base, scalars));
     }
-    let mut steps = Steps::start();
-    let points: Vec<G2Projective> = on_device(base, scalars, &mut steps, |b, k, out| {
+    on_device::<_, G2Projective, _>("G2", base, scalars, g2_to_affine, |b, k, out| {
         cuda::fixed_base_g2(held, b, k, out)
-    })?;
-    let affine = g2_to_affine(&points);
-    steps.finish("G2", scalars.len());
-    Ok(affine)
+    })
 }
 
-/// The times of one device call's steps, logged as a `debug` event: where
-/// parameter generation on the device spends its time.
-struct Steps {
-    started: Instant,
-    prepared: Instant,
-    computed: Instant,
-}
-
-impl Steps {
-    fn start() -> Self {
-        let now = Instant::now();
-        Self {
-            started: now,
-            prepared: now,
-            computed: now,
-        }
-    }
-
-    fn finish(&self, group: &'static str, n: usize) {
-        let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
-        tracing::debug!(
-            group,
-            n,
-            prepare_ms = ms(self.started, self.prepared),
-            device_ms = ms(self.prepared, self.computed),
-            affine_ms = ms(self.computed, Instant::now()),
-            "fixed-base multiplication on the device"
-        );
-    }
-}
-
-/// Runs `kernel(base, canonical scalars, Jacobian out)` as limbs.
-fn on_device<A, P>(
+/// Runs `kernel(base, canonical scalars, Jacobian out)` as limbs and
+/// converts its output with `to_affine`, logging (`debug`) the time of each
+/// step: where parameter generation on the device spends its time.
+fn on_device<A, P, Q>(
+    group: &'static str,
     base: &A,
     scalars: &[Scalar],
-    steps: &mut Steps,
+    to_affine: impl FnOnce(&[P]) -> Vec<Q>,
     kernel: impl FnOnce(&[u64], &[u64], &mut [u64]) -> Result<(), Error>,
-) -> Result<Vec<P>, Error>
+) -> Result<Vec<Q>, Error>
 where
     A: Limbs,
     P: Limbs + Group + Send + Sync,
 {
+    let started = Instant::now();
     // The device reads digits off the canonical little-endian form.
     let canonical: Vec<[u64; 4]> = scalars.par_iter().map(canonical_limbs).collect();
     let mut out = filled(scalars.len(), P::identity());
-    steps.prepared = Instant::now();
+    let prepared = Instant::now();
     kernel(
         limbs(std::slice::from_ref(base)),
         canonical.as_flattened(),
         limbs_mut(&mut out),
     )?;
-    steps.computed = Instant::now();
-    Ok(out)
+    let computed = Instant::now();
+    let affine = to_affine(&out);
+    let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
+    tracing::debug!(
+        group,
+        n = scalars.len(),
+        prepare_ms = ms(started, prepared),
+        device_ms = ms(prepared, computed),
+        affine_ms = ms(computed, Instant::now()),
+        "fixed-base multiplication on the device"
+    );
+    Ok(affine)
 }
 
 /// `n` copies of `value`, written on all cores (gigabytes at a setup's
