@@ -275,26 +275,10 @@ impl Plan {
             }
             None => {
                 let started = Instant::now();
-                // On the first device when it is a CUDA one: the CPU's own
-                // tables beat the per-point path behind a CPU lock.
-                let lock = match self.engine.devices.first() {
-                    Some(&device) => Some(supraseal_c2::GpuLock::with_backend(
-                        device,
-                        self.engine.backend,
-                    )?),
-                    None => None,
-                }
-                .filter(|lock| lock.backend() == supraseal_c2::Backend::Cuda);
-                let on = match &lock {
-                    Some(lock) => format!("device {}", lock.device()),
-                    None => "the CPU".to_owned(),
-                };
-                let spinner = progress::spinner(format!(
-                    "no --params given: generating parameters for {} on {on} (once)",
-                    self.workload
-                ));
-                let params = cuzk_pipeline::setup_on(self.workload, lock.as_deref(), None)?;
-                drop((spinner, lock));
+                // On the first device (when it is a CUDA one).
+                let device = self.engine.devices.first().copied().unwrap_or(0);
+                let (params, on) =
+                    crate::keys::generate(self.workload, device, self.engine.backend, None)?;
                 let workload = self.workload.to_string();
                 tracing::info!(target: CLI, workload, on, seconds = secs(started), "parameters generated (no --params)");
                 ProvingKey::new(&params)?

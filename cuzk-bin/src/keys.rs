@@ -1,11 +1,13 @@
-//! Loading a parameters file into what the prover and verifier need.
+//! Loading a parameters file into what the prover and verifier need, and
+//! generating parameters for a synthetic workload.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use bellperson_lite::{LoadOptions, Parameters, PreparedVerifyingKey, VerifyingKey};
 use cuzk_filecoin::{CircuitId, FilecoinError};
-use supraseal_c2::Srs;
+use cuzk_pipeline::Workload;
+use supraseal_c2::{Backend, BackendChoice, GpuLock, Srs};
 
 use crate::logging::CLI;
 use crate::progress;
@@ -64,4 +66,30 @@ pub fn load_verifying_key(path: &Path) -> Result<PreparedVerifyingKey, Box<dyn s
         .map_err(|e| format!("cannot read parameters {}: {e}", path.display()))?;
     let vk = VerifyingKey::read(std::io::BufReader::new(file))?;
     Ok(bellperson_lite::prepare_verifying_key(&vk))
+}
+
+/// Generates parameters for `workload` (`cuzk setup`, and `bench` without
+/// `--params`): the fixed-base multiplications on `device` when `choice`
+/// gives a CUDA device there, else on the CPU's own tables, which beat the
+/// per-point path behind a CPU lock. Returns them with where they were made
+/// (`device N` or `the CPU`), for the log.
+pub fn generate(
+    workload: Workload,
+    device: u32,
+    choice: BackendChoice,
+    seed: Option<u64>,
+) -> Result<(Parameters, String), Box<dyn std::error::Error>> {
+    let lock = match choice {
+        BackendChoice::Cpu => None,
+        _ => Some(GpuLock::with_backend(device, choice)?),
+    }
+    .filter(|lock| lock.backend() == Backend::Cuda);
+    let on = match &lock {
+        Some(lock) => format!("device {}", lock.device()),
+        None => "the CPU".to_owned(),
+    };
+    let spinner = progress::spinner(format!("generating parameters for {workload} on {on}"));
+    let params = cuzk_pipeline::setup_on(workload, lock.as_deref(), seed)?;
+    drop(spinner);
+    Ok((params, on))
 }

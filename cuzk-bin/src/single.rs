@@ -117,24 +117,10 @@ pub fn setup(args: &SetupArgs) -> CliResult {
     let path = args.params.as_ref().ok_or("--params is missing")?;
     let workload = args.workload.resolve()?;
     writable_file(path)?;
-    let choice: supraseal_c2::BackendChoice = args.backend.parse()?;
-    // The CPU's own tables beat the per-point path behind a CPU lock, so a
-    // lock is taken only for a device.
-    let lock = match choice {
-        supraseal_c2::BackendChoice::Cpu => None,
-        _ => Some(supraseal_c2::GpuLock::with_backend(0, choice)?),
-    }
-    .filter(|lock| lock.backend() == supraseal_c2::Backend::Cuda);
     let started = Instant::now();
-    let on = if lock.is_some() {
-        "device 0"
-    } else {
-        "the CPU"
-    };
-    let spinner = progress::spinner(format!("generating parameters for {workload} on {on}"));
-    let params = cuzk_pipeline::setup_on(workload, lock.as_deref(), args.seed)?;
+    let (params, on) = keys::generate(workload, 0, args.backend.parse()?, args.seed)?;
     let generate_s = secs(started);
-    spinner.set_message(format!("writing {}", path.display()));
+    let spinner = progress::spinner(format!("writing {}", path.display()));
     params.write_file(path)?;
     drop(spinner);
     tracing::info!(
