@@ -321,14 +321,7 @@ impl Visit for StepFields {
 /// beside it (tracing caches a callsite's interest for all threads).
 #[test]
 fn preamble_steps_reach_tracing_when_enabled() {
-    let mut rng = common::rng("preamble_steps_reach_tracing_when_enabled");
-    let r1cs = cubic();
-    let setup = setup(&r1cs, &mut rng);
-    let srs = Srs::new(setup.parts()).unwrap();
-    let z = witness(Scalar::from(3));
-    let abc = evaluations(&r1cs, &z);
-    let batch = [assignment(&setup, &z, &abc)];
-    let one = [Scalar::random(&mut rng)];
+    let case = Cubic::new("preamble_steps_reach_tracing_when_enabled", 3);
     // Device 3: no other test of this file uses it, so its events are ours.
     let lock = GpuLock::new(3);
     let steps = NativeSteps::default();
@@ -337,8 +330,7 @@ fn preamble_steps_reach_tracing_when_enabled() {
     // A callsite another test's thread was registering while the subscriber
     // was set may still hold the interest it found before: ask again.
     tracing::callsite::rebuild_interest_cache();
-    let out = prove(&lock, &srs, &batch, &one, &one).unwrap();
-    assert!(setup.verify(&z[..2], &out.proofs[0]));
+    assert!(case.verifies(&case.prove(&lock).unwrap()));
 
     let seen: Vec<_> = steps
         .0
