@@ -145,7 +145,7 @@ namespace {
 
 // The shared half of cuda_fixed_base_g1 / _g2: `run(device, base, scalars,
 // n, out)` with the limbs checked and viewed.
-template <class affine_t, class point_t, class F>
+template <class affine_t, class F>
 void fixed_base_shim(const gpu_lock_t& lock, rust::Slice<const uint64_t> base,
                      rust::Slice<const uint64_t> scalars, rust::Slice<uint64_t> out,
                      NativeError& error, F&& run) noexcept
@@ -154,8 +154,8 @@ void fixed_base_shim(const gpu_lock_t& lock, rust::Slice<const uint64_t> base,
         size_t one = 0, n = 0, m = 0;
         const auto* b = items<affine_t>(base, one, "fixed_base base");
         CUZK_REQUIRE(one == 1, "fixed_base: one base point");
-        const auto* ks = items<blst_scalar>(scalars, n, "fixed_base scalars");
-        auto* points = items_mut<point_t>(out, m, "fixed_base output");
+        const auto* ks = items<blst_fr>(scalars, n, "fixed_base scalars");
+        auto* points = items_mut<affine_t>(out, m, "fixed_base output");
         CUZK_REQUIRE(n == m, "fixed_base: " + std::to_string(n) + " scalars but room for " +
                                  std::to_string(m) + " points");
         kernel_region(lock, [&] { run(*cuda_of(lock).context(), *b, ks, n, points); });
@@ -168,7 +168,7 @@ void cuda_fixed_base_g1(const gpu_lock_t& lock, rust::Slice<const uint64_t> base
                         rust::Slice<const uint64_t> scalars, rust::Slice<uint64_t> out,
                         NativeError& error) noexcept
 {
-    fixed_base_shim<blst_p1_affine, blst_p1>(lock, base, scalars, out, error,
+    fixed_base_shim<blst_p1_affine>(lock, base, scalars, out, error,
                                              [](auto&&... a) { cuzk::cuda_fixed_base_g1(a...); });
 }
 
@@ -176,7 +176,7 @@ void cuda_fixed_base_g2(const gpu_lock_t& lock, rust::Slice<const uint64_t> base
                         rust::Slice<const uint64_t> scalars, rust::Slice<uint64_t> out,
                         NativeError& error) noexcept
 {
-    fixed_base_shim<blst_p2_affine, blst_p2>(lock, base, scalars, out, error,
+    fixed_base_shim<blst_p2_affine>(lock, base, scalars, out, error,
                                              [](auto&&... a) { cuzk::cuda_fixed_base_g2(a...); });
 }
 

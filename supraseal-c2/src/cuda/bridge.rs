@@ -42,7 +42,7 @@ pub(crate) mod ffi {
             coset: bool,
             error: &mut NativeError,
         );
-        /// `out[i] = scalars[i] * base`: canonical scalars, Jacobian out.
+        /// `out[i] = scalars[i] * base`: Montgomery scalars, affine out.
         fn cuda_fixed_base_g1(
             lock: &NativeGpuLock,
             base: &[u64],

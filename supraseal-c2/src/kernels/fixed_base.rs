@@ -2,15 +2,15 @@
 //! base point, the bulk of parameter generation.
 //!
 //! On the CPU each product is blst's constant-time multiplication, on the
-//! CUDA backend a window table of the base is uploaded and one thread per
-//! scalar adds its rows (`native/cuda/fixed_base.cu`). Either way the result
-//! is the unique affine form of each product, so the two agree byte for byte.
+//! CUDA backend a window table of the base is uploaded, one thread per
+//! scalar adds its rows and makes the sum affine (`native/cuda/fixed_base.cu`).
+//! Either way the result is the unique affine form of each product, so the
+//! two agree byte for byte.
 
 use std::time::Instant;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar};
 use group::prime::PrimeCurveAffine;
-use group::Group;
 use rayon::prelude::*;
 
 use crate::raw::{limbs, limbs_mut, Limbs};
@@ -42,7 +42,7 @@ pub fn fixed_base_g1_on(
     if held.lock().backend() == Backend::Cpu {
         return Ok(fixed_base_g1(base, scalars));
     }
-    on_device::<_, G1Projective, _>("G1", base, scalars, g1_to_affine, |b, k, out| {
+    on_device("G1", base, scalars, |b, k, out| {
         cuda::fixed_base_g1(held, b, k, out)
     })
 }
@@ -56,47 +56,41 @@ pub fn fixed_base_g2_on(
     if held.lock().backend() == Backend::Cpu {
         return Ok(fixed_base_g2(base, scalars));
     }
-    on_device::<_, G2Projective, _>("G2", base, scalars, g2_to_affine, |b, k, out| {
+    on_device("G2", base, scalars, |b, k, out| {
         cuda::fixed_base_g2(held, b, k, out)
     })
 }
 
-/// Runs `kernel(base, canonical scalars, Jacobian out)` as limbs and
-/// converts its output with `to_affine`, logging (`debug`) the time of each
-/// step: where parameter generation on the device spends its time.
-fn on_device<A, P, Q>(
+/// Runs `kernel(base, scalars, affine out)` as limbs, logging (`debug`)
+/// the time of each step: where parameter generation on the device spends
+/// its time. The device takes blstrs' Montgomery scalars as they are and
+/// returns affine points, so the host only allocates the output.
+fn on_device<A>(
     group: &'static str,
     base: &A,
     scalars: &[Scalar],
-    to_affine: impl FnOnce(&[P]) -> Vec<Q>,
     kernel: impl FnOnce(&[u64], &[u64], &mut [u64]) -> Result<(), Error>,
-) -> Result<Vec<Q>, Error>
+) -> Result<Vec<A>, Error>
 where
-    A: Limbs,
-    P: Limbs + Group + Send + Sync,
+    A: Limbs + PrimeCurveAffine + Send + Sync,
 {
     let started = Instant::now();
-    // The device reads digits off the canonical little-endian form.
-    let canonical: Vec<[u64; 4]> = scalars.par_iter().map(canonical_limbs).collect();
-    let mut out = filled(scalars.len(), P::identity());
+    let mut out = filled(scalars.len(), A::identity());
     let prepared = Instant::now();
     kernel(
         limbs(std::slice::from_ref(base)),
-        canonical.as_flattened(),
+        limbs(scalars),
         limbs_mut(&mut out),
     )?;
-    let computed = Instant::now();
-    let affine = to_affine(&out);
     let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
     tracing::debug!(
         group,
         n = scalars.len(),
-        prepare_ms = ms(started, prepared),
-        device_ms = ms(prepared, computed),
-        affine_ms = ms(computed, Instant::now()),
+        allocate_ms = ms(started, prepared),
+        device_ms = ms(prepared, Instant::now()),
         "fixed-base multiplication on the device"
     );
-    Ok(affine)
+    Ok(out)
 }
 
 /// `n` copies of `value`, written on all cores (gigabytes at a setup's
@@ -105,15 +99,6 @@ fn filled<T: Copy + Send + Sync>(n: usize, value: T) -> Vec<T> {
     let mut out = Vec::with_capacity(n);
     out.par_extend(rayon::iter::repeat_n(value, n));
     out
-}
-
-fn canonical_limbs(k: &Scalar) -> [u64; 4] {
-    let bytes = k.to_bytes_le();
-    std::array::from_fn(|i| {
-        let mut limb = [0u8; 8];
-        limb.copy_from_slice(&bytes[8 * i..8 * i + 8]);
-        u64::from_le_bytes(limb)
-    })
 }
 
 /// The affine forms of `points`, in batches on all cores (blst: one field

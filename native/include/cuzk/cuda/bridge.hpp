@@ -32,8 +32,8 @@ void cuda_batch_add_g1(const gpu_lock_t& lock, rust::Slice<const uint64_t> point
 void cuda_ntt(const gpu_lock_t& lock, rust::Slice<uint64_t> values, bool inverse, bool coset,
               NativeError& error) noexcept;
 // out[i] = scalars[i] * base (cuzk/cuda/fixed_base.hpp): the base an affine
-// point (12 / 24 limbs), scalars canonical (4 limbs each), out Jacobian
-// (18 / 36 limbs each, Z = 0 for infinity).
+// point (12 / 24 limbs), scalars in Montgomery form (blst_fr, 4 limbs
+// each), out affine (12 / 24 limbs each, zeros for infinity).
 void cuda_fixed_base_g1(const gpu_lock_t& lock, rust::Slice<const uint64_t> base,
                         rust::Slice<const uint64_t> scalars, rust::Slice<uint64_t> out,
                         NativeError& error) noexcept;
