@@ -11,13 +11,12 @@ use group::prime::PrimeCurveAffine;
 use group::Group;
 use rand_core::RngCore;
 use rayon::prelude::*;
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Instant;
-use supraseal_c2::{kernels, GpuLock};
+use supraseal_c2::{kernels, GpuLock, GpuLockGuard};
 
+use crate::compiled::CompiledShape;
 use crate::cs::domain_size;
-use crate::cs::keypair::{Column, Columns, KeypairAssembly};
 use crate::error::SetupError;
 use crate::fixed_base::{window_for, FixedBase};
 use crate::params::{Parameters, VerifyingKey};
@@ -125,19 +124,6 @@ struct Qap {
     w: Vec<Scalar>,
 }
 
-fn evaluate(cols: &Columns, lagrange: &[Scalar]) -> Qap {
-    let dot = |col: &Column| {
-        col.iter().fold(Scalar::ZERO, |acc, (coeff, row)| {
-            acc + lagrange[*row] * coeff
-        })
-    };
-    Qap {
-        u: cols.a.par_iter().map(dot).collect(),
-        v: cols.b.par_iter().map(dot).collect(),
-        w: cols.c.par_iter().map(dot).collect(),
-    }
-}
-
 /// `(beta u_i + alpha v_i + w_i) * scale` per variable.
 fn combine(q: &Qap, t: &Toxic, scale: Scalar) -> Vec<Scalar> {
     (&q.u, &q.v, &q.w)
@@ -148,7 +134,7 @@ fn combine(q: &Qap, t: &Toxic, scale: Scalar) -> Vec<Scalar> {
 
 /// Creates parameters for `circuit` from fresh randomness drawn from `rng`.
 ///
-/// The circuit's shape is synthesized (allocation closures are not called),
+/// The circuit's shape is recorded (allocation closures are not called),
 /// the input constraints are appended as the prover does, and every query
 /// is computed with multi-threaded fixed-base multiplication. Points at
 /// infinity are dropped from `a`, `b_g1` and `b_g2`, as in bellperson (a
@@ -166,9 +152,8 @@ where
     C: AnyCircuit,
     R: RngCore,
 {
-    generate(circuit, rng, |t, n, inputs, aux| {
-        Ok(on_cpu(t, n, inputs, aux))
-    })
+    let shape = record(circuit)?;
+    generate(&shape, rng, &CpuTables::for_shape(&shape)?)
 }
 
 /// [`generate_random_parameters`] with the fixed-base multiplications on
@@ -186,58 +171,133 @@ where
     C: AnyCircuit,
     R: RngCore,
 {
+    generate_parameters_for_shape(&record(circuit)?, rng, lock)
+}
+
+/// [`generate_random_parameters_on`] for a shape already compiled (the
+/// compiled path of proving needs it too, so a caller that proves after a
+/// setup records the circuit once).
+pub fn generate_parameters_for_shape<R: RngCore>(
+    shape: &CompiledShape,
+    rng: &mut R,
+    lock: Option<&GpuLock>,
+) -> Result<Parameters, SetupError> {
     match lock {
-        None => generate(circuit, rng, |t, n, inputs, aux| {
-            Ok(on_cpu(t, n, inputs, aux))
-        }),
-        Some(lock) => generate(circuit, rng, |t, n, inputs, aux| {
-            on_lock(lock, t, n, inputs, aux)
-        }),
+        None => Ok(generate(shape, rng, &CpuTables::for_shape(shape)?)?),
+        Some(lock) => generate(shape, rng, &OnLock(lock.lock())),
     }
 }
 
-/// The points of a setup, both groups.
-type Queries = (G1Queries, G2Queries);
+/// The circuit's shape, timed (`debug`).
+fn record<C: AnyCircuit>(circuit: C) -> Result<CompiledShape, SynthesisError> {
+    let started = Instant::now();
+    let shape = CompiledShape::record(circuit)?;
+    tracing::debug!(
+        constraints = shape.num_constraints(),
+        synthesis_ms = started.elapsed().as_secs_f64() * 1e3,
+        "shape recorded for the setup"
+    );
+    Ok(shape)
+}
 
-/// A setup with its fixed-base multiplications done by `multiply` (given
-/// the secrets, the domain size and the QAP evaluations of the inputs and
-/// the aux variables).
-fn generate<C, R, E>(
-    circuit: C,
-    rng: &mut R,
-    multiply: impl FnOnce(&Toxic, usize, &Qap, &Qap) -> Result<Queries, E>,
-) -> Result<Parameters, E>
+/// The fixed-base multiplications of a setup: `k * G` for every scalar `k`,
+/// affine, with `G` the group's generator.
+trait Multiply {
+    type Error: From<SynthesisError>;
+    fn g1(&self, scalars: &[Scalar]) -> Result<Vec<G1Affine>, Self::Error>;
+    fn g2(&self, scalars: &[Scalar]) -> Result<Vec<G2Affine>, Self::Error>;
+}
+
+/// The multi-threaded CPU tables of both generators.
+struct CpuTables {
+    g1: FixedBase<G1Projective>,
+    g2: FixedBase<G2Projective>,
+}
+
+impl CpuTables {
+    /// Tables with windows for the number of points of `shape`'s setup.
+    fn for_shape(shape: &CompiledShape) -> Result<Self, SynthesisError> {
+        let n = domain_size(shape.num_constraints() + shape.num_inputs())?;
+        let vars = shape.num_inputs() + shape.num_aux();
+        // vk, ic, h, l, a, b in G1; b in G2.
+        let g1_points = 3 + shape.num_inputs() + (n - 1) + shape.num_aux() + 2 * vars;
+        let (g1, g2) = rayon::join(
+            || FixedBase::new(G1Projective::generator(), window_for(g1_points)),
+            || FixedBase::new(G2Projective::generator(), window_for(vars)),
+        );
+        Ok(CpuTables { g1, g2 })
+    }
+}
+
+impl Multiply for CpuTables {
+    type Error = SynthesisError;
+    fn g1(&self, scalars: &[Scalar]) -> Result<Vec<G1Affine>, SynthesisError> {
+        Ok(self.g1.mul_many(scalars))
+    }
+    fn g2(&self, scalars: &[Scalar]) -> Result<Vec<G2Affine>, SynthesisError> {
+        Ok(self.g2.mul_many(scalars))
+    }
+}
+
+/// The lock's backend, the lock held for the whole setup.
+struct OnLock<'a>(GpuLockGuard<'a>);
+
+impl Multiply for OnLock<'_> {
+    type Error = SetupError;
+    fn g1(&self, scalars: &[Scalar]) -> Result<Vec<G1Affine>, SetupError> {
+        Ok(kernels::fixed_base_g1_on(
+            &self.0,
+            &G1Affine::generator(),
+            scalars,
+        )?)
+    }
+    fn g2(&self, scalars: &[Scalar]) -> Result<Vec<G2Affine>, SetupError> {
+        Ok(kernels::fixed_base_g2_on(
+            &self.0,
+            &G2Affine::generator(),
+            scalars,
+        )?)
+    }
+}
+
+/// A setup of `shape` with its fixed-base multiplications done by `mul`.
+fn generate<R, M>(shape: &CompiledShape, rng: &mut R, mul: &M) -> Result<Parameters, M::Error>
 where
-    C: AnyCircuit,
     R: RngCore,
-    E: From<SynthesisError>,
+    M: Multiply,
 {
     let started = Instant::now();
-    let cs = KeypairAssembly::synthesize(circuit)?;
-    let synthesized = Instant::now();
-    let n = domain_size(cs.num_constraints)?;
+    let m = shape.num_constraints() + shape.num_inputs();
+    let n = domain_size(m)?;
     let t = Toxic::random(rng, n);
-    let lagrange = lagrange_at(t.tau, n, cs.num_constraints);
-    let (inputs, aux) = rayon::join(
-        || evaluate(&cs.inputs, &lagrange),
-        || evaluate(&cs.aux, &lagrange),
-    );
+    let lagrange = lagrange_at(t.tau, n, m);
+    let [(iu, au), (iv, av), (iw, aw)] = shape.column_sums(&lagrange);
+    drop(lagrange);
+    let inputs = Qap {
+        u: iu,
+        v: iv,
+        w: iw,
+    };
+    let aux = Qap {
+        u: au,
+        v: av,
+        w: aw,
+    };
     let evaluated = Instant::now();
-    let (g1, g2) = multiply(&t, n, &inputs, &aux)?;
+    let q = queries(mul, &t, n, inputs, aux)?;
     let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
     tracing::debug!(
-        constraints = cs.num_constraints,
+        constraints = m,
         domain = n,
-        synthesis_ms = ms(started, synthesized),
-        qap_ms = ms(synthesized, evaluated),
+        qap_ms = ms(started, evaluated),
         multiply_ms = ms(evaluated, Instant::now()),
         "parameters generated"
     );
-    if g1.l.iter().any(|p| bool::from(p.is_identity())) {
+    if q.l.iter().any(|p| bool::from(p.is_identity())) {
         return Err(SynthesisError::UnconstrainedVariable.into());
     }
-    let [alpha_g1, beta_g1, delta_g1] = g1.vk;
-    let [beta_g2, gamma_g2, delta_g2] = g2.vk;
+    let [alpha_g1, beta_g1, delta_g1] = q.vk_g1;
+    let [beta_g2, gamma_g2, delta_g2] = q.vk_g2;
     Ok(Parameters {
         vk: VerifyingKey {
             alpha_g1,
@@ -246,142 +306,68 @@ where
             gamma_g2,
             delta_g1,
             delta_g2,
-            ic: g1.ic,
+            ic: q.ic,
         },
-        h: Arc::new(g1.h),
-        l: Arc::new(g1.l),
-        a: Arc::new(g1.a),
-        b_g1: Arc::new(g1.b_g1),
-        b_g2: Arc::new(g2.b),
+        h: Arc::new(q.h),
+        l: Arc::new(q.l),
+        a: Arc::new(q.a),
+        b_g1: Arc::new(q.b_g1),
+        b_g2: Arc::new(q.b_g2),
     })
 }
 
-/// Both groups' queries on `lock`'s backend, one after the other, the lock
-/// held throughout.
-fn on_lock(
-    lock: &GpuLock,
-    t: &Toxic,
-    n: usize,
-    inputs: &Qap,
-    aux: &Qap,
-) -> Result<Queries, SetupError> {
-    let held = lock.lock();
-    let g1 = g1_queries(&g1_scalars(t, n, inputs, aux), |k| {
-        kernels::fixed_base_g1_on(&held, &G1Affine::generator(), k)
-    })?;
-    let g2 = g2_queries(&g2_scalars(t, inputs, aux), |k| {
-        kernels::fixed_base_g2_on(&held, &G2Affine::generator(), k)
-    })?;
-    Ok((g1, g2))
-}
-
-/// Both groups' queries at once with the CPU's fixed-base tables.
-fn on_cpu(t: &Toxic, n: usize, inputs: &Qap, aux: &Qap) -> Queries {
-    rayon::join(
-        || {
-            let scalars = g1_scalars(t, n, inputs, aux);
-            let table = FixedBase::new(G1Projective::generator(), window_for(scalars.count()));
-            infallible(g1_queries(&scalars, |k| Ok(table.mul_many(k))))
-        },
-        || {
-            let scalars = g2_scalars(t, inputs, aux);
-            let table = FixedBase::new(G2Projective::generator(), window_for(scalars.b.len()));
-            infallible(g2_queries(&scalars, |k| Ok(table.mul_many(k))))
-        },
-    )
-}
-
-fn infallible<T>(result: Result<T, Infallible>) -> T {
-    match result {
-        Ok(value) => value,
-        Err(never) => match never {},
-    }
-}
-
-/// The scalars of the G1 points, by section.
-struct G1Scalars {
-    vk: [Scalar; 3],
-    ic: Vec<Scalar>,
-    h: Vec<Scalar>,
-    l: Vec<Scalar>,
-    a: Vec<Scalar>,
-    b: Vec<Scalar>,
-}
-
-impl G1Scalars {
-    fn count(&self) -> usize {
-        self.vk.len() + self.ic.len() + self.h.len() + self.l.len() + self.a.len() + self.b.len()
-    }
-}
-
-/// `[alpha, beta, delta]`, ic, h, l, a and b (in G1).
-fn g1_scalars(t: &Toxic, n: usize, inputs: &Qap, aux: &Qap) -> G1Scalars {
-    G1Scalars {
-        vk: [t.alpha, t.beta, t.delta],
-        ic: combine(inputs, t, t.gamma_inv),
-        h: h_scalars(t, n),
-        l: combine(aux, t, t.delta_inv),
-        a: inputs.u.iter().chain(&aux.u).copied().collect(),
-        b: inputs.v.iter().chain(&aux.v).copied().collect(),
-    }
-}
-
-/// The G1 points of a setup.
-struct G1Queries {
-    vk: [G1Affine; 3],
+/// The points of a setup.
+struct Queries {
+    vk_g1: [G1Affine; 3],
     ic: Vec<G1Affine>,
     h: Vec<G1Affine>,
     l: Vec<G1Affine>,
     a: Vec<G1Affine>,
     b_g1: Vec<G1Affine>,
+    vk_g2: [G2Affine; 3],
+    b_g2: Vec<G2Affine>,
 }
 
-/// Every G1 section through `mul` (`k * G1` for each `k`, affine);
-/// identities dropped from a and b_g1.
-fn g1_queries<E>(
-    s: &G1Scalars,
-    mul: impl Fn(&[Scalar]) -> Result<Vec<G1Affine>, E>,
-) -> Result<G1Queries, E> {
-    let vk = mul(&s.vk)?;
-    Ok(G1Queries {
-        vk: [vk[0], vk[1], vk[2]],
-        ic: mul(&s.ic)?,
-        h: mul(&s.h)?,
-        l: mul(&s.l)?,
-        a: without_identity(mul(&s.a)?),
-        b_g1: without_identity(mul(&s.b)?),
+/// Every section through `mul`, in a fixed order: in G1 `[alpha, beta,
+/// delta]`, ic, h, l, a, b; in G2 `[beta, gamma, delta]`, b. Identities are
+/// dropped from a and both b. Each section's scalars are made just before
+/// its multiplication and dropped after it, and the QAP's vectors as soon
+/// as no section needs them, so that the host holds little more than the
+/// points at the end (at 2^27 the points alone are about 70 GB).
+fn queries<M: Multiply>(
+    mul: &M,
+    t: &Toxic,
+    n: usize,
+    inputs: Qap,
+    aux: Qap,
+) -> Result<Queries, M::Error> {
+    let vk_g1 = mul.g1(&[t.alpha, t.beta, t.delta])?;
+    let ic = mul.g1(&combine(&inputs, t, t.gamma_inv))?;
+    let h = mul.g1(&h_scalars(t, n))?;
+    let l = mul.g1(&combine(&aux, t, t.delta_inv))?;
+    drop((inputs.w, aux.w));
+    let a = without_identity(mul.g1(&concat(inputs.u, aux.u))?);
+    let b = concat(inputs.v, aux.v);
+    let b_g1 = without_identity(mul.g1(&b)?);
+    let vk_g2 = mul.g2(&[t.beta, t.gamma, t.delta])?;
+    let b_g2 = without_identity(mul.g2(&b)?);
+    Ok(Queries {
+        vk_g1: [vk_g1[0], vk_g1[1], vk_g1[2]],
+        ic,
+        h,
+        l,
+        a,
+        b_g1,
+        vk_g2: [vk_g2[0], vk_g2[1], vk_g2[2]],
+        b_g2,
     })
 }
 
-/// The scalars of the G2 points: `[beta, gamma, delta]` and b.
-struct G2Scalars {
-    vk: [Scalar; 3],
-    b: Vec<Scalar>,
-}
-
-fn g2_scalars(t: &Toxic, inputs: &Qap, aux: &Qap) -> G2Scalars {
-    G2Scalars {
-        vk: [t.beta, t.gamma, t.delta],
-        b: inputs.v.iter().chain(&aux.v).copied().collect(),
-    }
-}
-
-/// The G2 points of a setup.
-struct G2Queries {
-    vk: [G2Affine; 3],
-    b: Vec<G2Affine>,
-}
-
-/// Both G2 sections through `mul`; identities dropped from b.
-fn g2_queries<E>(
-    s: &G2Scalars,
-    mul: impl Fn(&[Scalar]) -> Result<Vec<G2Affine>, E>,
-) -> Result<G2Queries, E> {
-    let vk = mul(&s.vk)?;
-    Ok(G2Queries {
-        vk: [vk[0], vk[1], vk[2]],
-        b: without_identity(mul(&s.b)?),
-    })
+/// The inputs' values followed by the aux variables', both consumed.
+fn concat(mut inputs: Vec<Scalar>, aux: Vec<Scalar>) -> Vec<Scalar> {
+    inputs.reserve_exact(aux.len());
+    inputs.extend_from_slice(&aux);
+    inputs
 }
 
 fn without_identity<P: PrimeCurveAffine>(mut points: Vec<P>) -> Vec<P> {

@@ -83,7 +83,9 @@ pub use error::{
     ParamsError, Place, PointFault, ProofError, ProofPart, ProverError, Section, SetupError,
     VerificationError,
 };
-pub use generator::{generate_random_parameters, generate_random_parameters_on};
+pub use generator::{
+    generate_parameters_for_shape, generate_random_parameters, generate_random_parameters_on,
+};
 pub use params::{
     sidecar_path, FullChecksReason, LoadMode, LoadOptions, LoadReport, Parameters, SidecarOutcome,
     VerifyingKey, SIDECAR_SUFFIX,

@@ -277,8 +277,13 @@ impl Plan {
                 let started = Instant::now();
                 // On the first device (when it is a CUDA one).
                 let device = self.engine.devices.first().copied().unwrap_or(0);
-                let (params, on) =
-                    crate::keys::generate(self.workload, device, self.engine.backend, None)?;
+                let (params, on) = crate::keys::generate(
+                    self.workload,
+                    device,
+                    self.engine.backend,
+                    None,
+                    &self.shapes,
+                )?;
                 let workload = self.workload.to_string();
                 tracing::info!(target: CLI, workload, on, seconds = secs(started), "parameters generated (no --params)");
                 ProvingKey::new(&params)?

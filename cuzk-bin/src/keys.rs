@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use bellperson_lite::{LoadOptions, Parameters, PreparedVerifyingKey, VerifyingKey};
 use cuzk_filecoin::{CircuitId, FilecoinError};
-use cuzk_pipeline::Workload;
+use cuzk_pipeline::{ShapeCache, Workload};
 use supraseal_c2::{Backend, BackendChoice, GpuLock, Srs};
 
 use crate::logging::CLI;
@@ -71,13 +71,15 @@ pub fn load_verifying_key(path: &Path) -> Result<PreparedVerifyingKey, Box<dyn s
 /// Generates parameters for `workload` (`cuzk setup`, and `bench` without
 /// `--params`): the fixed-base multiplications on `device` when `choice`
 /// gives a CUDA device there, else on the CPU's own tables, which beat the
-/// per-point path behind a CPU lock. Returns them with where they were made
+/// per-point path behind a CPU lock. The shape comes from `shapes` (and is
+/// compiled there when absent). Returns them with where they were made
 /// (`device N` or `the CPU`), for the log.
 pub fn generate(
     workload: Workload,
     device: u32,
     choice: BackendChoice,
     seed: Option<u64>,
+    shapes: &ShapeCache,
 ) -> Result<(Parameters, String), Box<dyn std::error::Error>> {
     let lock = match choice {
         BackendChoice::Cpu => None,
@@ -89,7 +91,7 @@ pub fn generate(
         None => "the CPU".to_owned(),
     };
     let spinner = progress::spinner(format!("generating parameters for {workload} on {on}"));
-    let params = cuzk_pipeline::setup_on(workload, lock.as_deref(), seed)?;
+    let params = cuzk_pipeline::setup_on(workload, lock.as_deref(), seed, shapes)?;
     drop(spinner);
     Ok((params, on))
 }

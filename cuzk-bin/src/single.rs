@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
-use cuzk_pipeline::{partition_seed, Workload};
+use cuzk_pipeline::{partition_seed, ShapeCache, Workload};
 
 use crate::checks::{positive, writable_file};
 use crate::logging::{ns_secs, secs, CLI};
@@ -118,7 +118,13 @@ pub fn setup(args: &SetupArgs) -> CliResult {
     let workload = args.workload.resolve()?;
     writable_file(path)?;
     let started = Instant::now();
-    let (params, on) = keys::generate(workload, 0, args.backend.parse()?, args.seed)?;
+    let (params, on) = keys::generate(
+        workload,
+        0,
+        args.backend.parse()?,
+        args.seed,
+        &ShapeCache::new(),
+    )?;
     let generate_s = secs(started);
     let spinner = progress::spinner(format!("writing {}", path.display()));
     params.write_file(path)?;

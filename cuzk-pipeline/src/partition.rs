@@ -8,7 +8,7 @@ use ff::Field;
 use rand::{RngCore, SeedableRng};
 use supraseal_c2::{monotonic_ns, GpuLock, PhaseTimings, Srs};
 
-use crate::{PipelineError, Workload};
+use crate::{PipelineError, ShapeCache, Workload};
 
 /// A synthesized partition, ready for the prover.
 pub struct Partition {
@@ -106,7 +106,7 @@ pub fn gpu_prove_with(
 /// Generates fresh random parameters for `workload` (slow: a trusted setup
 /// for tests and benchmarks only), with the CPU's fixed-base tables.
 pub fn setup(workload: Workload) -> Result<Parameters, PipelineError> {
-    setup_on(workload, None, None)
+    setup_on(workload, None, None, &ShapeCache::new())
 }
 
 /// [`setup`] with the fixed-base multiplications on `lock`'s backend (its
@@ -115,17 +115,23 @@ pub fn setup(workload: Workload) -> Result<Parameters, PipelineError> {
 /// same seed gives byte-identical parameters on every backend (anyone who
 /// knows the seed can forge proofs: for tests only); without one, from the
 /// operating system's generator.
+///
+/// The setup reads the workload's compiled shape from `shapes` (compiling
+/// it there when absent), so that an engine proving afterwards with the
+/// same cache does not record the circuit a second time.
 pub fn setup_on(
     workload: Workload,
     lock: Option<&GpuLock>,
     seed: Option<u64>,
+    shapes: &ShapeCache,
 ) -> Result<Parameters, PipelineError> {
     let started = Instant::now();
     let mut rng: Box<dyn RngCore> = match seed {
         Some(seed) => Box::new(rand_chacha::ChaCha20Rng::seed_from_u64(seed)),
         None => Box::new(rand::rngs::OsRng),
     };
-    let params = bellperson_lite::generate_random_parameters_on(workload.shape(), &mut rng, lock)?;
+    let shape = shapes.get(workload)?;
+    let params = bellperson_lite::generate_parameters_for_shape(&shape, &mut rng, lock)?;
     log::info!("setup {workload}: {:.3} s", started.elapsed().as_secs_f64());
     Ok(params)
 }

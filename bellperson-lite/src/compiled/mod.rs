@@ -82,10 +82,15 @@ impl CompiledShape {
     /// Records `shape` (a circuit whose witness may be absent: values are
     /// never asked for) into sparse matrices.
     pub fn compile<C: AnyCircuit>(shape: C) -> Result<Self, CompiledError> {
+        Ok(Self::record(shape)?)
+    }
+
+    /// [`CompiledShape::compile`] with the circuit's own error.
+    pub(crate) fn record<C: AnyCircuit>(shape: C) -> Result<Self, SynthesisError> {
         let mut cs = ShapeRecorder::new();
         shape.synthesize_into(&mut cs)?;
         if cs.foreign {
-            return Err(crate::cs::foreign_variable().into());
+            return Err(crate::cs::foreign_variable());
         }
         Ok(CompiledShape {
             num_inputs: cs.num_inputs,
@@ -98,6 +103,27 @@ impl CompiledShape {
             b_input_density: cs.b_input_density,
             b_aux_density: cs.b_aux_density,
         })
+    }
+
+    /// For A, B and C, every column's sum weighted by `weights`, one
+    /// weight per constraint: the shape's, then the input constraints the
+    /// prover appends (`input_i * 0 = 0`, so inputs in A). Each matrix gives
+    /// the inputs' sums and the aux variables' sums. With the Lagrange basis
+    /// at tau as weights, these are the QAP polynomials at tau.
+    pub(crate) fn column_sums(&self, weights: &[Scalar]) -> [(Vec<Scalar>, Vec<Scalar>); 3] {
+        let rows = self.num_constraints();
+        assert_eq!(
+            weights.len(),
+            rows + self.num_inputs,
+            "one weight per constraint"
+        );
+        let sums =
+            |m: &SparseMatrix| m.column_sums(weights, &self.coeffs, self.num_inputs, self.num_aux);
+        let mut a = sums(&self.a);
+        for (i, u) in a.0.iter_mut().enumerate() {
+            *u += weights[rows + i];
+        }
+        [a, sums(&self.b), sums(&self.c)]
     }
 
     /// The circuit's own constraints (input constraints not counted).

@@ -4,14 +4,12 @@
 //!
 //! Only translation happens here (variables to [`Var`], linear
 //! combinations to term iterators); the recording itself is in
-//! [`super::proving`], [`super::keypair`] and the compiled path's
-//! recorders. The two trait versions have the same methods and the same
+//! [`super::proving`] and the compiled path's recorders. The two trait versions have the same methods and the same
 //! field type (`blstrs::Scalar` through ff 0.13), so one macro writes both
 //! implementations for every recorder; only the crate path differs.
 
 use blstrs::Scalar;
 
-use super::keypair::KeypairAssembly;
 use super::proving::ProvingAssignment;
 use super::Var;
 use crate::compiled::{ShapeRecorder, WitnessRecorder};
@@ -108,7 +106,6 @@ macro_rules! shape_record {
     };
 }
 
-shape_record!(KeypairAssembly);
 shape_record!(ShapeRecorder);
 
 /// The witness recorder never builds the linear combinations: building and
@@ -262,9 +259,4 @@ macro_rules! both_versions {
     )*};
 }
 
-both_versions!(
-    ProvingAssignment,
-    KeypairAssembly,
-    ShapeRecorder,
-    WitnessRecorder
-);
+both_versions!(ProvingAssignment, ShapeRecorder, WitnessRecorder);

@@ -2,8 +2,9 @@
 //! parameter generator.
 //!
 //! The recording logic lives in [`proving`] (the witness side: evaluations,
-//! assignments, densities) and [`keypair`] (the shape side: which constraints
-//! each variable appears in, with which coefficient). Neither depends on a
+//! assignments, densities) and in the compiled path's recorders
+//! (`crate::compiled`: the shape as sparse matrices, which the parameter
+//! generator also reads, and the witness alone). None depends on a
 //! particular version of the circuit trait: they take variables as [`Var`]
 //! and linear combinations as iterators of `(Var, &Scalar)` terms.
 //!
@@ -15,7 +16,6 @@
 
 pub(crate) mod adapters;
 pub(crate) mod evaluations;
-pub(crate) mod keypair;
 pub(crate) mod proving;
 
 use bellpepper_core::SynthesisError;
@@ -51,7 +51,6 @@ impl<T> Recorder for T where
 }
 
 impl sealed::Sealed for proving::ProvingAssignment {}
-impl sealed::Sealed for keypair::KeypairAssembly {}
 impl sealed::Sealed for crate::compiled::ShapeRecorder {}
 impl sealed::Sealed for crate::compiled::WitnessRecorder {}
 
