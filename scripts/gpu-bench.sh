@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The engine benchmarks of BENCHMARKS.md, run ON the GPU machine from the repo
 # root with the bundle that scripts/build-cuda.sh built (gpu-bundle/cuzk).
-#   scripts/gpu-bench.sh [sections...]     sections: synth cpu-m m trace l-cached l-full l-nice0 l-gadgets x2 setup load
+#   scripts/gpu-bench.sh [sections...]     sections: synth cpu-m m trace l-cached l-full l-nice0 l-gadgets x2 setup load p27
 # `setup` (issue 14): `cuzk setup` of the L file on the device and on the
 # CPU's 16 cores (same seed), the two files compared byte for byte; the
 # device's file is kept as PARAMS_L for `load`. Then XL (2^24) on the device.
@@ -11,6 +11,12 @@
 # the digest), then with supraseal-c2's own loader (gpu-ref/fil-c2-ref
 # load-params, when carried), then an L bench from the file, every proof
 # verified (the default).
+# `p27` (issue 14): one request of 10 `sha-chain` partitions of about 130 M
+# constraints (P27_BLOCKS, default 4870 blocks: a 2^27 domain, the size of a
+# 32 GiB PoRep partition), every proof verified. No file: the parameters
+# (about 47 GB) are generated in-process on the device, and the bench then
+# proves from the same compiled shape. Host memory used is sampled every
+# 2 s into p27-host-mem.txt, the device's into gpu-samples.csv.
 # Logs and JSON go to $OUT (or gpu-results/). Each `cuzk` run generates its
 # own parameters in-process (reading multi-GB .params files with every point
 # checked is slower than generating them on 16 cores).
@@ -80,6 +86,14 @@ for s in $SECTIONS; do case $s in
     x2)       run x2-cached-L sweep --backend cuda --workload sha-chain --size 300 --partitions 10 --requests 3 \
                   --cached-synthesis --device-counts 1,2 --partition-workers-list 1 --gpu-workers-list 2 \
                   --json "$OUT/x2-cached-L.json" ;;
+    p27)      (while sleep 2; do echo "$(date -u +%T) $(free -m | awk '/Mem:/{print $3}') MiB used"; done) \
+                  > "$OUT/p27-host-mem.txt" &
+              MEM=$!
+              run p27 bench --backend cuda --workload sha-chain --size "${P27_BLOCKS:-4870}" --partitions 10 \
+                  --requests 1 --partition-workers "${P27_WORKERS:-2}" --gpu-workers-per-device 1 \
+                  --json "$OUT/p27.json"
+              kill $MEM 2>/dev/null
+              sort -k2 -n "$OUT/p27-host-mem.txt" | tail -n 1 | sed 's/^/   peak host memory sample: /' ;;
     *) echo "unknown section $s" ;;
 esac; done
 kill $SAMPLER 2>/dev/null
