@@ -90,7 +90,8 @@ for s in $SECTIONS; do case $s in
                   > "$OUT/p27-host-mem.txt" &
               MEM=$!
               run p27 bench --backend cuda --workload sha-chain --size "${P27_BLOCKS:-4870}" --partitions 10 \
-                  --requests 1 --partition-workers "${P27_WORKERS:-2}" --gpu-workers-per-device 1 \
+                  --requests 1 --partition-workers "${P27_WORKERS:-1}" --queue-depth "${P27_QUEUE:-1}" \
+                  --gpu-workers-per-device 1 \
                   --json "$OUT/p27.json"
               kill $MEM 2>/dev/null
               sort -k2 -n "$OUT/p27-host-mem.txt" | tail -n 1 | sed 's/^/   peak host memory sample: /' ;;

@@ -16,7 +16,10 @@
 namespace cuzk {
 
 struct cuda_device_t::impl_t {
-    static constexpr int nstreams = 3;
+    // Stream 0: single operations and the MSM helpers (gathers, batch
+    // additions); 1-3: the H polynomial's a, b, c (cuda_h_poly_t), so that
+    // it runs beside them; 4: copies of points started ahead (upload_async).
+    static constexpr int nstreams = 5;
 
     int ordinal = -1;
     int sppark_id = -1;        // index into sppark's all_gpus()

@@ -23,6 +23,9 @@ namespace cuzk {
 namespace {
 
 constexpr unsigned max_log_domain = MAX_LG_DOMAIN_SIZE;  // sppark's build-time limit (28)
+// The first of the three streams the H polynomial runs on (a, b, c), away
+// from stream 0, where the kernel region gathers and batch-adds meanwhile.
+constexpr int h_stream = 1;
 
 unsigned log2_exact(size_t n)
 {
@@ -232,17 +235,37 @@ const blst_fr* cuda_abc_upload_t::device_data(unsigned which) const noexcept
 
 void cuda_h_poly_t::compute(const cuda_abc_upload_t& abc)
 {
+    start(abc);
+    finish();
+}
+
+void cuda_h_poly_t::compute(const blst_fr* a, const blst_fr* b, const blst_fr* c, size_t len)
+{
+    start(a, b, c, len);
+    finish();
+}
+
+void cuda_h_poly_t::start(const cuda_abc_upload_t& abc)
+{
     CUZK_REQUIRE(abc.ordinal() == device_.ordinal(),
                  "cuda_h_poly_t::compute: a, b, c were uploaded to another device");
     const blst_fr* inputs[3] = {abc.device_data(0), abc.device_data(1), abc.device_data(2)};
     compute_from(inputs, abc.len(), abc.ready());
 }
 
-void cuda_h_poly_t::compute(const blst_fr* a, const blst_fr* b, const blst_fr* c, size_t len)
+void cuda_h_poly_t::start(const blst_fr* a, const blst_fr* b, const blst_fr* c, size_t len)
 {
     CUZK_REQUIRE(len == 0 || (a && b && c), "cuda_h_poly_t::compute: null input");
     const blst_fr* inputs[3] = {a, b, c};
     compute_from(inputs, len, nullptr);
+}
+
+void cuda_h_poly_t::finish()
+{
+    auto& impl = device_.impl();
+    impl.select();
+    // Streams 2 and 3 were joined into stream 1 before the combination.
+    CUZK_CUDA_OK(cudaStreamSynchronize(impl.stream(h_stream)));
 }
 
 void cuda_h_poly_t::compute_from(const blst_fr* const host_or_device[3], size_t len,
@@ -264,7 +287,7 @@ void cuda_h_poly_t::compute_from(const blst_fr* const host_or_device[3], size_t 
     blst_fr_sub(&z, &g, &one);
     blst_fr_eucl_inverse(&z_inv, &z);
 
-    // a, b, c each on its own stream: copy (async when pinned; pageable
+    // a, b, c each on its own stream (h_stream + 0..2): copy (async when pinned; pageable
     // input is first copied into staging(v) on several threads, overlapping
     // the GPU work of the vectors before it), pad, iNTT to bit-reversed
     // coefficients, coset NTT back to natural order.
@@ -281,7 +304,7 @@ void cuda_h_poly_t::compute_from(const blst_fr* const host_or_device[3], size_t 
     cuda_fr_buffer_t* buffers[3] = {a_.get(), b_.get(), c_.get()};
     for (int v = 0; v < 3; v++) {
         blst_fr* d = static_cast<blst_fr*>(buffers[v]->device_data());
-        const cudaStream_t s = impl.stream(v);
+        const cudaStream_t s = impl.stream(h_stream + v);
         if (stage && !cuda_is_pinned(inputs[v])) {
             blst_fr* slot = staging(v);
             parallel_copy(slot, inputs[v], len * sizeof(blst_fr));
@@ -296,15 +319,15 @@ void cuda_h_poly_t::compute_from(const blst_fr* const host_or_device[3], size_t 
                                          s));
         if (len < domain_)
             CUZK_CUDA_OK(cudaMemsetAsync(d + len, 0, (domain_ - len) * sizeof(blst_fr), s));
-        ntt_on(impl.sppark_stream(v), d, log_domain_, NTT::InputOutputOrder::NR,
+        ntt_on(impl.sppark_stream(h_stream + v), d, log_domain_, NTT::InputOutputOrder::NR,
                NTT::Direction::inverse, NTT::Type::standard);
-        ntt_on(impl.sppark_stream(v), d, log_domain_, NTT::InputOutputOrder::RN,
+        ntt_on(impl.sppark_stream(h_stream + v), d, log_domain_, NTT::InputOutputOrder::RN,
                NTT::Direction::forward, NTT::Type::coset);
-        CUZK_CUDA_OK(cudaEventRecord(impl.events[v], s));
+        CUZK_CUDA_OK(cudaEventRecord(impl.events[h_stream + v], s));
     }
-    const cudaStream_t s0 = impl.stream(0);
-    CUZK_CUDA_OK(cudaStreamWaitEvent(s0, impl.events[1], 0));
-    CUZK_CUDA_OK(cudaStreamWaitEvent(s0, impl.events[2], 0));
+    const cudaStream_t s0 = impl.stream(h_stream);
+    CUZK_CUDA_OK(cudaStreamWaitEvent(s0, impl.events[h_stream + 1], 0));
+    CUZK_CUDA_OK(cudaStreamWaitEvent(s0, impl.events[h_stream + 2], 0));
 
     const unsigned block = 256;
     size_t blocks = (domain_ + block - 1) / block;
@@ -314,9 +337,8 @@ void cuda_h_poly_t::compute_from(const blst_fr* const host_or_device[3], size_t 
         static_cast<const fr_t*>(c_->device_data()), to_sppark(z_inv), domain_);
     CUZK_CUDA_LAUNCHED(h_combine);
 
-    ntt_on(impl.sppark_stream(0), a_->device_data(), log_domain_, NTT::InputOutputOrder::NN,
-           NTT::Direction::inverse, NTT::Type::coset);
-    impl.sync_all();
+    ntt_on(impl.sppark_stream(h_stream), a_->device_data(), log_domain_,
+           NTT::InputOutputOrder::NN, NTT::Direction::inverse, NTT::Type::coset);
 }
 
 void cuda_h_poly_t::download(blst_fr* out) const { a_->download(out, domain_); }

@@ -1,6 +1,7 @@
 // The CUDA backend's two halves of one batch: the plans the preamble makes
 // (lock not held) and the kernel region that runs them (lock held).
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -115,26 +116,79 @@ void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena,
     }
 }
 
+namespace {
+
+// CUZK_H_OVERLAP=0 computes the H polynomial before the L, A and B sums
+// instead of beside them (to compare the two in one run).
+bool overlap_h()
+{
+    static const bool on = [] {
+        const char* v = std::getenv("CUZK_H_OVERLAP");
+        return v == nullptr || std::strcmp(v, "0") != 0;
+    }();
+    return on;
+}
+
+// Waits for a started H polynomial on every path out, so that no kernel
+// still reads a, b, c once the caller frees them.
+class h_started_t {
+public:
+    explicit h_started_t(cuda_h_poly_t* h) : h_(h) {}
+    ~h_started_t()
+    {
+        if (h_ != nullptr) {
+            try {
+                h_->finish();
+            } catch (...) {
+                // The error that unwinds is the one to report.
+            }
+        }
+    }
+    h_started_t(const h_started_t&) = delete;
+    h_started_t& operator=(const h_started_t&) = delete;
+    void finish()
+    {
+        cuda_h_poly_t* h = h_;
+        h_ = nullptr;
+        h->finish();
+    }
+
+private:
+    cuda_h_poly_t* h_;
+};
+
+}  // namespace
+
 void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circuit_plan_t& plan)
 {
     out.h = infinity();
-    if (cuda_h_poly_t* h = state.h_poly()) {
+    cuda_h_poly_t* h = state.h_poly();
+    // The H polynomial's NTTs (streams 1-3) run beside the L, A and B sums
+    // (stream 0 and sppark's MSM streams), which do not need it.
+    if (h != nullptr) {
         if (plan.upload != nullptr)
-            h->compute(*plan.upload);
+            h->start(*plan.upload);
         else
-            h->compute(plan.abc[0], plan.abc[1], plan.abc[2], plan.constraints);
-        state.h().for_each_window([&](const cuda_points_t& points, size_t offset, size_t count) {
-            blst_p1 part;
-            cuda_msm(part, points, h->coefficients(), offset, count);
-            add(out.h, part);
-        });
+            h->start(plan.abc[0], plan.abc[1], plan.abc[2], plan.constraints);
     }
+    h_started_t started(h);
+    if (h != nullptr && !overlap_h())
+        started.finish();
     out.l = evaluate(state.l(), *plan.l);
     out.a = evaluate(state.a(), *plan.a);
     out.b_g1 = evaluate(state.b_g1(), *plan.b_g1);
     if (const cuda_g2_points_t* b_g2 = state.b_g2()) {
         cuda_batch_add_bitmap(out.b_g2_ones, *b_g2, plan.b_g1->ones.data(), plan.b_g1->points);
         out.b_g2_ones_done = true;
+    }
+    if (h != nullptr) {
+        if (overlap_h())
+            started.finish();
+        state.h().for_each_window([&](const cuda_points_t& points, size_t offset, size_t count) {
+            blst_p1 part;
+            cuda_msm(part, points, h->coefficients(), offset, count);
+            add(out.h, part);
+        });
     }
 }
 

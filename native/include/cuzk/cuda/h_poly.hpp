@@ -80,6 +80,15 @@ public:
     // The same from values already on this device (waits for the upload).
     void compute(const cuda_abc_upload_t& abc);
 
+    // compute()'s work, enqueued without waiting for it: on streams 1-3 of
+    // the device, so that what the caller starts next on stream 0 and on
+    // sppark's MSM streams (the kernel region's L, A and B sums) runs
+    // beside it. finish() waits; until then the inputs must stay as they
+    // are and coefficients() is not ready.
+    void start(const blst_fr* a, const blst_fr* b, const blst_fr* c, size_t len);
+    void start(const cuda_abc_upload_t& abc);
+    void finish();
+
     // H's `domain` coefficients, Montgomery form, valid after compute().
     const cuda_fr_buffer_t& coefficients() const noexcept { return *a_; }
     void download(blst_fr* out) const;
