@@ -11,7 +11,7 @@ use group::prime::PrimeCurveAffine;
 use group::Group;
 use rand_core::RngCore;
 use rayon::prelude::*;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 use supraseal_c2::{kernels, GpuLock, GpuLockGuard};
 
@@ -137,8 +137,9 @@ fn combine(q: &Qap, t: &Toxic, scale: Scalar) -> Vec<Scalar> {
 /// The circuit's shape is recorded (allocation closures are not called),
 /// the input constraints are appended as the prover does, and every query
 /// is computed with multi-threaded fixed-base multiplication. Points at
-/// infinity are dropped from `a`, `b_g1` and `b_g2`, as in bellperson (a
-/// variable's point is there exactly when it has density).
+/// infinity are left out of `a`, `b_g1` and `b_g2`, as in bellperson (a
+/// variable's point is there exactly when it has density): only the
+/// non-zero scalars are multiplied.
 ///
 /// Fails with `SynthesisError::UnconstrainedVariable` when an aux variable
 /// appears in no constraint (its L point would be the identity), with
@@ -184,7 +185,7 @@ pub fn generate_parameters_for_shape<R: RngCore>(
 ) -> Result<Parameters, SetupError> {
     match lock {
         None => Ok(generate(shape, rng, &CpuTables::for_shape(shape)?)?),
-        Some(lock) => generate(shape, rng, &OnLock(lock.lock())),
+        Some(lock) => generate(shape, rng, &OnLock::new(lock)),
     }
 }
 
@@ -239,21 +240,38 @@ impl Multiply for CpuTables {
     }
 }
 
-/// The lock's backend, the lock held for the whole setup.
-struct OnLock<'a>(GpuLockGuard<'a>);
+/// The lock's backend: the lock is taken at the first multiplication (not
+/// over the QAP's evaluation) and held until the setup ends.
+struct OnLock<'a> {
+    lock: &'a GpuLock,
+    held: OnceLock<GpuLockGuard<'a>>,
+}
+
+impl<'a> OnLock<'a> {
+    fn new(lock: &'a GpuLock) -> Self {
+        OnLock {
+            lock,
+            held: OnceLock::new(),
+        }
+    }
+
+    fn held(&self) -> &GpuLockGuard<'a> {
+        self.held.get_or_init(|| self.lock.lock())
+    }
+}
 
 impl Multiply for OnLock<'_> {
     type Error = SetupError;
     fn g1(&self, scalars: &[Scalar]) -> Result<Vec<G1Affine>, SetupError> {
         Ok(kernels::fixed_base_g1_on(
-            &self.0,
+            self.held(),
             &G1Affine::generator(),
             scalars,
         )?)
     }
     fn g2(&self, scalars: &[Scalar]) -> Result<Vec<G2Affine>, SetupError> {
         Ok(kernels::fixed_base_g2_on(
-            &self.0,
+            self.held(),
             &G2Affine::generator(),
             scalars,
         )?)
