@@ -87,7 +87,6 @@ impl SparseMatrix {
     /// adds its coefficient (or counts, for `±ONE`), both read from the
     /// kind bitmaps; only inputs and other aux values are multiplied.
     fn row_dot(&self, row: usize, z: &Assignment<'_>, table: &[Scalar]) -> Scalar {
-        let span = self.row_starts[row] as usize..self.row_starts[row + 1] as usize;
         let mut acc = Scalar::ZERO;
         let mut units = 0i64;
         let times = |v: &Scalar, coeff: u32, acc: &mut Scalar| match coeff {
@@ -95,7 +94,7 @@ impl SparseMatrix {
             COEFF_MINUS_ONE => *acc -= v,
             k => *acc += *v * table[k as usize],
         };
-        for (&col, &coeff) in self.cols[span.clone()].iter().zip(&self.coeffs[span]) {
+        for (col, coeff) in self.row_terms(row) {
             if col & INPUT_TAG != 0 {
                 times(&z.input[(col & !INPUT_TAG) as usize], coeff, &mut acc);
                 continue;
@@ -118,9 +117,7 @@ impl SparseMatrix {
             acc + sum
         }
     }
-}
 
-impl SparseMatrix {
     /// `Σ_row M[row][col] · weights[row]` for every column: the inputs'
     /// sums and the aux variables' sums. With Lagrange weights at tau these
     /// are the QAP polynomials at tau, the scalars of a setup.
@@ -315,12 +312,9 @@ impl CoeffTable {
     /// The index of `c`, adding it when new.
     pub(crate) fn intern(&mut self, c: &Scalar) -> u32 {
         let key = raw(c);
-        if let Some(k) = self
-            .values
-            .get(..2)
-            .and_then(|first| first.iter().position(|v| raw(v) == key).map(|k| k as u32))
-        {
-            return k;
+        // ±ONE: the first two values, compared without hashing.
+        if let Some(k) = self.values.iter().take(2).position(|v| raw(v) == key) {
+            return k as u32;
         }
         let next = self.values.len() as u32;
         let idx = *self.index.entry(key).or_insert(next);

@@ -4,8 +4,9 @@
 //!
 //! Only translation happens here (variables to [`Var`], linear
 //! combinations to term iterators); the recording itself is in
-//! [`super::proving`] and the compiled path's recorders. The two trait versions have the same methods and the same
-//! field type (`blstrs::Scalar` through ff 0.13), so one macro writes both
+//! [`super::proving`] and the compiled path's recorders. The two trait
+//! versions have the same methods and the same field type
+//! (`blstrs::Scalar` through ff 0.13), so one macro writes both
 //! implementations for every recorder; only the crate path differs.
 
 use blstrs::Scalar;

@@ -146,11 +146,13 @@ public:
     }
     h_started_t(const h_started_t&) = delete;
     h_started_t& operator=(const h_started_t&) = delete;
+    // Waits now (once; later calls and the destructor do nothing).
     void finish()
     {
         cuda_h_poly_t* h = h_;
         h_ = nullptr;
-        h->finish();
+        if (h != nullptr)
+            h->finish();
     }
 
 private:
@@ -172,7 +174,7 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
             h->start(plan.abc[0], plan.abc[1], plan.abc[2], plan.constraints);
     }
     h_started_t started(h);
-    if (h != nullptr && !overlap_h())
+    if (!overlap_h())
         started.finish();
     out.l = evaluate(state.l(), *plan.l);
     out.a = evaluate(state.a(), *plan.a);
@@ -181,9 +183,8 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
         cuda_batch_add_bitmap(out.b_g2_ones, *b_g2, plan.b_g1->ones.data(), plan.b_g1->points);
         out.b_g2_ones_done = true;
     }
+    started.finish();
     if (h != nullptr) {
-        if (overlap_h())
-            started.finish();
         state.h().for_each_window([&](const cuda_points_t& points, size_t offset, size_t count) {
             blst_p1 part;
             cuda_msm(part, points, h->coefficients(), offset, count);
