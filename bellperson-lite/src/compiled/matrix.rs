@@ -87,6 +87,7 @@ impl SparseMatrix {
     /// adds its coefficient (or counts, for `±ONE`), both read from the
     /// kind bitmaps; only inputs and other aux values are multiplied.
     fn row_dot(&self, row: usize, z: &Assignment<'_>, table: &[Scalar]) -> Scalar {
+        let span = self.row_starts[row] as usize..self.row_starts[row + 1] as usize;
         let mut acc = Scalar::ZERO;
         let mut units = 0i64;
         let times = |v: &Scalar, coeff: u32, acc: &mut Scalar| match coeff {
@@ -94,7 +95,9 @@ impl SparseMatrix {
             COEFF_MINUS_ONE => *acc -= v,
             k => *acc += *v * table[k as usize],
         };
-        for (col, coeff) in self.row_terms(row) {
+        // The proving hot path: the slices zipped by reference, as measured
+        // on the H200 (not through `row_terms`).
+        for (&col, &coeff) in self.cols[span.clone()].iter().zip(&self.coeffs[span]) {
             if col & INPUT_TAG != 0 {
                 times(&z.input[(col & !INPUT_TAG) as usize], coeff, &mut acc);
                 continue;
