@@ -178,7 +178,7 @@ stale() {
 
 HEADERS=("$ROOT"/native/cuda/*.cuh "$ROOT"/native/include/cuzk/cuda/*.hpp "$ROOT"/native/include/cuzk/check.hpp)
 # The heaviest first: msm.cu takes most of the time.
-for unit in msm g2 fixed_base ntt device host_memory; do
+for unit in msm msm_table g2 fixed_base ntt device host_memory; do
     src="$ROOT/native/cuda/$unit.cu"
     if stale "$OBJ/$unit.o" "$src" "${HEADERS[@]}"; then
         job "$unit" nvcc "${NVFLAGS[@]}" -c "$src" -o "$OBJ/$unit.o"
@@ -198,7 +198,8 @@ wait_all
 
 LIB="$BUILD/lib/libcuzk_cuda.a"
 rm -f "$LIB"
-ar rcs "$LIB" "$OBJ/device.o" "$OBJ/fixed_base.o" "$OBJ/g2.o" "$OBJ/host_memory.o" "$OBJ/msm.o" "$OBJ/ntt.o"
+ar rcs "$LIB" "$OBJ/device.o" "$OBJ/fixed_base.o" "$OBJ/g2.o" "$OBJ/host_memory.o" "$OBJ/msm.o" \
+    "$OBJ/msm_table.o" "$OBJ/ntt.o"
 
 LDLIBS=(-L"$CUDA_HOME/lib" -lcudart_static -ldl -lrt -lpthread -static-libstdc++ -static-libgcc)
 g++ -o "$TESTS/cuzk-cuda-harness" "$OBJ/harness.o" "$LIB" "$OBJ/blst_server.o" \

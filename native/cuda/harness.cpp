@@ -2,10 +2,12 @@
 // on fresh random inputs, then times it. Plain C++ (g++): it uses only the
 // public headers in native/include/cuzk/cuda/.
 //
-//   cuzk-cuda-harness [--tests-only | --bench-only] [--sweep] [--seed N] [--max-log K]
+//   cuzk-cuda-harness [--tests-only | --bench-only] [--sweep] [--table-sweep]
+//                     [--seed N] [--max-log K]
 //
 // --sweep adds the MSM window-size sweep (the tuning behind auto_window_bias
-// in msm.cu); --max-log K shrinks the benchmark (sizes are relative to 2^K,
+// in msm.cu); --table-sweep times cuda_msm_table_t at several window widths
+// instead of the default one; --max-log K shrinks the benchmark (sizes are relative to 2^K,
 // K <= 24).
 // Exit status: 0 all checks passed, 1 a check failed, 2 usage or setup
 // error, 77 no CUDA device.
@@ -744,6 +746,64 @@ void test_msm(cuda_device_t& dev, rng_t& rng)
     }
 }
 
+void test_msm_table(cuda_device_t& dev, rng_t& rng)
+{
+    std::printf("== G1 MSM over a precomputed table vs blst (infinity points included)\n");
+    const size_t N = 66536;
+    std::vector<blst_p1_affine> pts = random_points(N, rng.next());
+    for (size_t i : {size_t(3), size_t(1000), size_t(65000)})
+        std::memset(&pts[i], 0, sizeof(pts[i]));
+    cuda_points_t dpts(dev, pts.data(), N);
+    cuda_fr_buffer_t ds(dev, N);
+    // c = 0: the default width; 4 and 8: many windows, few buckets (long
+    // runs of one key); 22: more buckets than terms.
+    for (unsigned c : {0u, 4u, 8u, 13u, 22u}) {
+        guarded("msm table c=" + std::to_string(c), [&] {
+            cuda_msm_table_t table(dpts, c);
+            const unsigned want_c = c ? c : cuda_msm_table_t::default_window_bits(N);
+            check(table.size() == N && table.window_bits() == want_c &&
+                      table.bytes() > N * sizeof(blst_p1_affine) *
+                                          cuda_msm_table_t::windows_for(want_c),
+                  "table c=" + std::to_string(want_c) + ": size, width and bytes");
+            blst_p1 got;
+            table.msm(got, ds, 0);
+            check(blst_p1_is_inf(&got), "table c=" + std::to_string(want_c) + ": n = 0 is infinity");
+            for (size_t n : {size_t(1), size_t(2), size_t(33), size_t(1000), size_t(4097), N}) {
+                for (int pat = 0; pat < 5; pat++) {
+                    if (n > 4097 && n != N && pat != 0 && pat != 3)
+                        continue;
+                    const auto s = scalars_pattern(n, pat, rng);
+                    std::vector<blst_scalar> canon(n);
+                    for (size_t i = 0; i < n; i++)
+                        canon[i] = fr_to_scalar(s[i]);
+                    const blst_p1 want = cpu_msm(pts.data(), canon.data(), n);
+                    ds.upload(s.data(), n);
+                    table.msm(got, ds, n);
+                    check(blst_p1_is_equal(&got, &want),
+                          "table c=" + std::to_string(want_c) + " n=" + std::to_string(n) + " " +
+                              pattern_name[pat]);
+                }
+            }
+            bool threw = false;
+            try {
+                table.msm(got, ds, N + 1);
+            } catch (const std::invalid_argument&) {
+                threw = true;
+            }
+            check(threw, "table c=" + std::to_string(want_c) + ": n > size throws");
+        });
+    }
+    guarded("msm table bad width", [&] {
+        bool threw = false;
+        try {
+            cuda_msm_table_t table(dpts, 3);
+        } catch (const std::invalid_argument&) {
+            threw = true;
+        }
+        check(threw, "table: a width below 4 bits throws");
+    });
+}
+
 void test_ntt(cuda_device_t& dev, rng_t& rng)
 {
     std::printf("== NTT vs naive DFT (2^10) and CPU radix-2\n");
@@ -851,7 +911,7 @@ void test_h(cuda_device_t& dev, rng_t& rng)
 
 // ---------------------------------------------------------------- bench
 
-void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep)
+void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep, bool table_sweep)
 {
     // Sizes relative to the top (2^24 by default: MSM 2^20/22/24, subset
     // 2^22/23, batch addition 2^23, NTT 2^24, H 2^20/23).
@@ -932,6 +992,49 @@ void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep)
         add_row("G1 MSM", pow2(k), "resident pts, device scalars", t,
                 blst_p1_is_equal(&got, &want), "closed form");
         note_memory(dev.ordinal());
+    }
+
+    // ---- MSMs over precomputed tables (cuda_msm_table_t), device scalars;
+    // sppark's rows above ("device scalars") are the reference
+    {
+        const std::vector<unsigned> widths =
+            table_sweep ? std::vector<unsigned>{16, 18, 20, 22, 24} : std::vector<unsigned>{0};
+        for (unsigned c : widths) {
+            guarded("table bench", [&] {
+                const double b0 = now_ms();
+                cuda_msm_table_t table(P, c);
+                const double build_ms = now_ms() - b0;
+                const std::string width = "c=" + std::to_string(table.window_bits());
+                g_rows.push_back({"MSM table build", pow2(top), width + ", " +
+                                  std::to_string(table.bytes() >> 20) + " MiB", build_ms,
+                                  build_ms, "-"});
+                std::printf("   table %s built in %.1f ms, %.2f GiB\n", width.c_str(), build_ms,
+                            table.bytes() / double(1 << 30));
+                note_memory(dev.ordinal());
+                for (unsigned k : {top - 4, top - 2, top}) {
+                    const size_t n = size_t(1) << k;
+                    const blst_p1 want = progression_msm(pr, s.data(), nullptr, n);
+                    blst_p1 got;
+                    const timing_t t = time_it([&] { table.msm(got, dscal, n); });
+                    add_row("G1 MSM table", pow2(k), width + ", device scalars", t,
+                            blst_p1_is_equal(&got, &want), "closed form");
+                }
+                if (!table_sweep) {
+                    // the default width per size: a table over that many points
+                    for (unsigned k : {top - 4, top - 2}) {
+                        const size_t n = size_t(1) << k;
+                        cuda_points_t sub(dev, pr.points.data(), n);
+                        cuda_msm_table_t own(sub);
+                        const blst_p1 want = progression_msm(pr, s.data(), nullptr, n);
+                        blst_p1 got;
+                        const timing_t t = time_it([&] { own.msm(got, dscal, n); });
+                        add_row("G1 MSM table", pow2(k),
+                                "c=" + std::to_string(own.window_bits()) + " (default), device scalars",
+                                t, blst_p1_is_equal(&got, &want), "closed form");
+                    }
+                }
+            });
+        }
     }
 
     // ---- subset MSMs (device gather)
@@ -1086,7 +1189,7 @@ void print_table(const cuda_device_t& dev)
 
 int main(int argc, char** argv)
 {
-    bool tests = true, benches = true, sweep = false;
+    bool tests = true, benches = true, sweep = false, table_sweep = false;
     uint64_t seed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
     unsigned max_log = 24;
     for (int i = 1; i < argc; i++) {
@@ -1097,13 +1200,16 @@ int main(int argc, char** argv)
             tests = false;
         else if (a == "--sweep")
             sweep = true;
+        else if (a == "--table-sweep")
+            table_sweep = true;
         else if (a == "--seed" && i + 1 < argc)
             seed = std::strtoull(argv[++i], nullptr, 0);
         else if (a == "--max-log" && i + 1 < argc)
             max_log = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 0));
         else {
             std::fprintf(stderr,
-                         "usage: %s [--tests-only|--bench-only] [--sweep] [--seed N] [--max-log K]\n",
+                         "usage: %s [--tests-only|--bench-only] [--sweep] [--table-sweep] [--seed N] "
+                         "[--max-log K]\n",
                          argv[0]);
             return 2;
         }
@@ -1126,11 +1232,12 @@ int main(int argc, char** argv)
             test_roots();
             test_ntt(dev, rng);
             test_msm(dev, rng);
+            test_msm_table(dev, rng);
             test_h(dev, rng);
             std::printf("tests: %.1f s\n", (now_ms() - t0) / 1000);
         }
         if (benches) {
-            bench(dev, rng, max_log, sweep);
+            bench(dev, rng, max_log, sweep, table_sweep);
             print_table(dev);
         }
     } catch (const std::exception& e) {

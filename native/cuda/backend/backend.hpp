@@ -136,6 +136,8 @@ public:
     srs_points_t(const points_t<blst_p1_affine>& host, cuda_points_t* windows[2]);
 
     size_t size() const noexcept { return host_.size(); }
+    // The resident points; null when streamed.
+    const cuda_points_t* resident() const noexcept { return resident_.get(); }
 
     // Calls fn(points, offset, count) for consecutive ranges covering
     // [0, size()), `points` holding points [offset, offset + count) from its
@@ -173,6 +175,10 @@ public:
     // The B_G2 points when resident (the kernel region sums B_G2's ones);
     // null when streamed (the CPU sums them).
     const cuda_g2_points_t* b_g2() const noexcept { return b_g2_.get(); }
+    // The H points' precomputed table (cuda_msm_table_t) when the key is
+    // resident, the memory allows it and CUZK_MSM is not "sppark"; else
+    // null (the H MSM runs on sppark's msm_t).
+    const cuda_msm_table_t* h_table() const noexcept { return h_table_.get(); }
 
 private:
     void make_resident(const srs_t& srs);
@@ -186,6 +192,7 @@ private:
     std::unique_ptr<srs_points_t> sets_[4];  // h, l, a, b_g1
     std::unique_ptr<cuda_g2_points_t> b_g2_;
     std::unique_ptr<cuda_h_poly_t> h_poly_;
+    std::unique_ptr<cuda_msm_table_t> h_table_;
 };
 
 // Preamble work (lock not held): fills terms (tails in pinned staging) and

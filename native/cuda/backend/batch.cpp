@@ -184,7 +184,9 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
         out.b_g2_ones_done = true;
     }
     started.finish();
-    if (h != nullptr) {
+    if (h != nullptr && state.h_table() != nullptr) {
+        state.h_table()->msm(out.h, h->coefficients(), state.h().size());
+    } else if (h != nullptr) {
         state.h().for_each_window([&](const cuda_points_t& points, size_t offset, size_t count) {
             blst_p1 part;
             cuda_msm(part, points, h->coefficients(), offset, count);

@@ -1,5 +1,7 @@
 // The key on one device: residency, upload or pinning, the point windows.
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "backend.hpp"
@@ -43,8 +45,16 @@ size_t ceil_pow2(size_t n)
 
 struct plan_t {
     residency_t residency = residency_t::device;
-    size_t window = 0;  // streamed: points per window
+    size_t window = 0;         // streamed: points per window
+    uint64_t resident = 0;     // device bytes the resident plan takes
 };
+
+// CUZK_MSM=sppark keeps the H MSM on sppark's msm_t (no table).
+bool want_h_table()
+{
+    const char* v = std::getenv("CUZK_MSM");
+    return v == nullptr || std::strcmp(v, "sppark") != 0;
+}
 
 // Resident when everything fits under `available` (and streaming is not
 // forced); else streamed through the largest window (at most an eighth of
@@ -65,7 +75,7 @@ plan_t plan_residency(const srs_t& srs, uint32_t device, uint64_t available, boo
     const uint64_t resident =
         points + h_workspace + msm_work_bytes(std::max(largest, domain)) + reserve_bytes;
     if (!force_stream && resident <= available)
-        return {residency_t::device, 0};
+        return {residency_t::device, 0, resident};
 
     const auto streamed = [&](size_t window) {
         return h_workspace + 2 * window * point_bytes + msm_work_bytes(window) + reserve_bytes;
@@ -75,7 +85,7 @@ plan_t plan_residency(const srs_t& srs, uint32_t device, uint64_t available, boo
         window /= 2;
     if (streamed(window) > available)
         throw device_memory_error_t(device, streamed(window), available);
-    return {residency_t::streamed, window};
+    return {residency_t::streamed, window, resident};
 }
 
 }  // namespace
@@ -115,6 +125,12 @@ cuda_srs_state_t::cuda_srs_state_t(std::shared_ptr<cuda_device_t> context, const
         make_streamed(srs, plan.window);
     if (srs.domain() >= 2)
         h_poly_ = std::make_unique<cuda_h_poly_t>(*context_, srs.domain());
+    // The H points' shifted copies, where they fit beside the resident plan
+    // (about 12 times the H points: 9.7 GB at 2^23; never at 2^27 on one
+    // H200, where the H MSM stays on sppark).
+    if (residency_ == residency_t::device && want_h_table() && !srs.h.empty() &&
+        plan.resident + cuda_msm_table_t::bytes_for(srs.h.size(), 0) <= available)
+        h_table_ = std::make_unique<cuda_msm_table_t>(*sets_[0]->resident());
 }
 
 cuda_srs_state_t::~cuda_srs_state_t() = default;

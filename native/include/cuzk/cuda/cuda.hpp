@@ -8,5 +8,6 @@
 #include "cuzk/cuda/h_poly.hpp"
 #include "cuzk/cuda/host_memory.hpp"
 #include "cuzk/cuda/msm.hpp"
+#include "cuzk/cuda/msm_table.hpp"
 #include "cuzk/cuda/ntt.hpp"
 #include "cuzk/cuda/points.hpp"
