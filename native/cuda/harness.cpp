@@ -755,19 +755,29 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
         std::memset(&pts[i], 0, sizeof(pts[i]));
     cuda_points_t dpts(dev, pts.data(), N);
     cuda_fr_buffer_t ds(dev, N);
-    // c = 0: the default width; 4 and 8: many windows, few buckets (long
-    // runs of one key); 22: more buckets than terms.
-    for (unsigned c : {0u, 4u, 8u, 13u, 22u}) {
-        guarded("msm table c=" + std::to_string(c), [&] {
-            cuda_msm_table_t table(dpts, c);
+    // (width, levels): c = 0 the default width; 4 and 8: many windows, few
+    // buckets (long runs of one key); 22: more buckets than terms. Levels 0
+    // = all; fewer make each level serve several windows (1: none stored).
+    const std::pair<unsigned, unsigned> shapes[] = {{0, 0}, {4, 0}, {8, 0}, {13, 0}, {22, 0},
+                                                    {0, 1}, {8, 5}, {13, 3}, {16, 15}};
+    for (const auto& [c, levels] : shapes) {
+        const std::string name = "c=" + std::to_string(c) + " levels=" + std::to_string(levels);
+        guarded("msm table " + name, [&] {
+            cuda_msm_table_t table(dpts, c, levels);
             const unsigned want_c = c ? c : cuda_msm_table_t::default_window_bits(N);
+            const unsigned k = cuda_msm_table_t::windows_for(want_c);
+            const unsigned r = levels ? (k + levels - 1) / levels : 1;
+            const unsigned want_levels = (k + r - 1) / r;
+            const std::string what = "table c=" + std::to_string(want_c) + " levels=" +
+                                     std::to_string(want_levels);
             check(table.size() == N && table.window_bits() == want_c &&
-                      table.bytes() > N * sizeof(blst_p1_affine) *
-                                          cuda_msm_table_t::windows_for(want_c),
-                  "table c=" + std::to_string(want_c) + ": size, width and bytes");
+                      table.levels() == want_levels &&
+                      table.bytes() >= N * sizeof(blst_p1_affine) * (want_levels - 1) &&
+                      table.bytes() <= cuda_msm_table_t::bytes_for(N, c, levels),
+                  what + ": size, width, levels and bytes");
             blst_p1 got;
             table.msm(got, ds, 0);
-            check(blst_p1_is_inf(&got), "table c=" + std::to_string(want_c) + ": n = 0 is infinity");
+            check(blst_p1_is_inf(&got), what + ": n = 0 is infinity");
             for (size_t n : {size_t(1), size_t(2), size_t(33), size_t(1000), size_t(4097), N}) {
                 for (int pat = 0; pat < 5; pat++) {
                     if (n > 4097 && n != N && pat != 0 && pat != 3)
@@ -780,8 +790,7 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
                     ds.upload(s.data(), n);
                     table.msm(got, ds, n);
                     check(blst_p1_is_equal(&got, &want),
-                          "table c=" + std::to_string(want_c) + " n=" + std::to_string(n) + " " +
-                              pattern_name[pat]);
+                          what + " n=" + std::to_string(n) + " " + pattern_name[pat]);
                 }
             }
             bool threw = false;
@@ -790,7 +799,7 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
             } catch (const std::invalid_argument&) {
                 threw = true;
             }
-            check(threw, "table c=" + std::to_string(want_c) + ": n > size throws");
+            check(threw, what + ": n > size throws");
         });
     }
     guarded("msm table bad width", [&] {
@@ -997,14 +1006,19 @@ void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep, bool ta
     // ---- MSMs over precomputed tables (cuda_msm_table_t), device scalars;
     // sppark's rows above ("device scalars") are the reference
     {
-        const std::vector<unsigned> widths =
-            table_sweep ? std::vector<unsigned>{16, 18, 20, 22, 24} : std::vector<unsigned>{0};
-        for (unsigned c : widths) {
+        // (width, levels); the default: all levels at the default width.
+        const std::vector<std::pair<unsigned, unsigned>> shapes =
+            table_sweep ? std::vector<std::pair<unsigned, unsigned>>{{20, 0}, {22, 0}, {22, 6},
+                                                                     {22, 4}, {22, 2}, {22, 1},
+                                                                     {16, 1}}
+                        : std::vector<std::pair<unsigned, unsigned>>{{0, 0}, {22, 4}};
+        for (const auto& [c, levels] : shapes) {
             guarded("table bench", [&] {
                 const double b0 = now_ms();
-                cuda_msm_table_t table(P, c);
+                cuda_msm_table_t table(P, c, levels);
                 const double build_ms = now_ms() - b0;
-                const std::string width = "c=" + std::to_string(table.window_bits());
+                const std::string width = "c=" + std::to_string(table.window_bits()) + " levels=" +
+                                          std::to_string(table.levels());
                 g_rows.push_back({"MSM table build", pow2(top), width + ", " +
                                   std::to_string(table.bytes() >> 20) + " MiB", build_ms,
                                   build_ms, "-"});
@@ -1019,7 +1033,7 @@ void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep, bool ta
                     add_row("G1 MSM table", pow2(k), width + ", device scalars", t,
                             blst_p1_is_equal(&got, &want), "closed form");
                 }
-                if (!table_sweep) {
+                if (!table_sweep && c == 0) {
                     // the default width per size: a table over that many points
                     for (unsigned k : {top - 4, top - 2}) {
                         const size_t n = size_t(1) << k;
@@ -1029,7 +1043,9 @@ void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep, bool ta
                         blst_p1 got;
                         const timing_t t = time_it([&] { own.msm(got, dscal, n); });
                         add_row("G1 MSM table", pow2(k),
-                                "c=" + std::to_string(own.window_bits()) + " (default), device scalars",
+                                "c=" + std::to_string(own.window_bits()) +
+                                    " levels=" + std::to_string(own.levels()) +
+                                    " (default), device scalars",
                                 t, blst_p1_is_equal(&got, &want), "closed form");
                     }
                 }

@@ -20,8 +20,11 @@
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <vector>
 
 #include "cuda_ok.cuh"
 #include "device_impl.cuh"
@@ -44,6 +47,53 @@ constexpr uint32_t weigh_span = 64;  // buckets per weighing thread
 __host__ __device__ __forceinline__ uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 __host__ __device__ __forceinline__ uint32_t min32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+
+// CUZK_MSM_TRACE=1: each step's device time on stderr (events on the
+// call's stream; tuning only).
+class step_clock_t {
+public:
+    static constexpr int steps = 6;  // digits, sort, accumulate, fix up, weigh, sum
+    explicit step_clock_t(cudaStream_t s) : stream_(s)
+    {
+        static const bool on = std::getenv("CUZK_MSM_TRACE") != nullptr;
+        if (!on)
+            return;
+        for (auto& e : events_)
+            CUZK_CUDA_OK(cudaEventCreate(&e));
+        CUZK_CUDA_OK(cudaEventRecord(events_[0], stream_));
+    }
+    ~step_clock_t()
+    {
+        for (auto& e : events_)
+            if (e != nullptr)
+                (void)cudaEventDestroy(e);
+    }
+    step_clock_t(const step_clock_t&) = delete;
+    step_clock_t& operator=(const step_clock_t&) = delete;
+    void mark()
+    {
+        if (events_[0] != nullptr && next_ <= steps)
+            CUZK_CUDA_OK(cudaEventRecord(events_[next_++], stream_));
+    }
+    // After the stream has been waited for.
+    void report(size_t n, unsigned c) const
+    {
+        if (events_[0] == nullptr || next_ != steps + 1)
+            return;
+        float ms[steps];
+        for (int i = 0; i < steps; i++)
+            CUZK_CUDA_OK(cudaEventElapsedTime(&ms[i], events_[i], events_[i + 1]));
+        std::fprintf(stderr,
+                     "msm_table n=%zu c=%u: digits %.2f sort %.2f accumulate %.2f fix-up %.2f "
+                     "weigh %.2f sum %.2f ms\n",
+                     n, c, ms[0], ms[1], ms[2], ms[3], ms[4], ms[5]);
+    }
+
+private:
+    cudaStream_t stream_;
+    cudaEvent_t events_[steps + 1] = {};
+    int next_ = 1;
+};
 
 // The fields of the device types, for the steps sppark's classes do not
 // offer (a doubling, the affine form written in blst's layout).
@@ -110,16 +160,21 @@ __global__ void table_level(affine_fields_mem_t* next, const affine_fields_mem_t
 #endif
 }
 
-// Term (i, j) for scalar i < n, window j < k: key |d_ij| and value
-// (j * stride + i) | sign << 31, at j * n + i. Digits are signed: a digit
-// above 2^(c-1) becomes d - 2^c with a carry into the next window.
-__global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalars, uint32_t n,
-                            uint32_t stride, uint32_t c, uint32_t k)
+// Terms of scalars first .. first + count (global indices into the point
+// set of n points), scalars[0..count) being theirs. Window w of scalar g
+// reads level j = w / r (2^(c r j) P_g) at sub-window q = w % r: its term,
+// at w * count + (g - first), has the key q * slots + |d| (0 for d = 0,
+// skipped) and the value (j * n + g) | sign << 31. Digits are signed: a
+// digit above 2^(c-1) becomes d - 2^c with a carry into the next window.
+__global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalars, uint32_t count,
+                            uint32_t first, uint32_t n, uint32_t c, uint32_t k, uint32_t r,
+                            uint32_t slots)
 {
 #ifdef __CUDA_ARCH__
     const uint32_t mask = (1u << c) - 1;
     const uint32_t half = 1u << (c - 1);
-    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += gridDim.x * blockDim.x) {
         fr_t s = scalars[i];
         s.from();
         uint32_t w[8];
@@ -128,8 +183,8 @@ __global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalar
             w[q] = s[q];
         uint32_t carry = 0;
 #pragma unroll 1
-        for (uint32_t j = 0; j < k; j++) {
-            const uint32_t off = j * c;
+        for (uint32_t win = 0; win < k; win++) {
+            const uint32_t off = win * c;
             const uint32_t q = off / 32;
             uint64_t bits = q < 8 ? w[q] : 0;
             if (q + 1 < 8)
@@ -143,9 +198,10 @@ __global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalar
             } else {
                 carry = 0;
             }
-            const size_t at = size_t(j) * n + i;
-            keys[at] = d;
-            values[at] = (j * stride + i) | (sign << 31);
+            const uint32_t level = win / r, sub = win % r;
+            const size_t at = size_t(win) * count + i;
+            keys[at] = d == 0 ? 0 : sub * slots + d;
+            values[at] = (level * n + first + i) | (sign << 31);
         }
     }
 #endif
@@ -158,9 +214,15 @@ __global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalar
 // without terms (only at the end) mark both slots no_key.
 __launch_bounds__(accumulate_threads) __global__
 void accumulate_shares(bucket_mem_t* buckets, uint32_t* part_keys, bucket_mem_t* parts,
-                       const uint32_t* keys, const uint32_t* values, const affine_mem_t* table,
-                       uint32_t m)
+                       const uint32_t* keys, const uint32_t* values, const affine_mem_t* points,
+                       const affine_mem_t* table, uint32_t n, uint32_t m)
 {
+    // Value index v: level 0 (v < n) is the point set itself, level j the
+    // table's rows from (j - 1) n.
+    auto load = [&](uint32_t v) -> affine_t {
+        const uint32_t idx = v & 0x7fffffff;
+        return idx < n ? points[idx] : table[idx - n];
+    };
     const uint32_t threads = gridDim.x * blockDim.x;
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     uint32_t lo = 0, hi = m;  // the first term with a nonzero key
@@ -185,7 +247,7 @@ void accumulate_shares(bucket_mem_t* buckets, uint32_t* part_keys, bucket_mem_t*
     bucket_t acc;
     acc.inf();
     uint32_t value = values[begin];
-    affine_t p = table[value & 0x7fffffff];
+    affine_t p = load(value);
 #pragma unroll 1
     for (uint32_t x = begin; x < end;) {
         const uint32_t sign = value >> 31;
@@ -195,7 +257,7 @@ void accumulate_shares(bucket_mem_t* buckets, uint32_t* part_keys, bucket_mem_t*
         if (x < end) {  // load the next term before adding this one
             next_key = keys[x];
             value = values[x];
-            p = table[value & 0x7fffffff];
+            p = load(value);
         }
         acc.add(here, sign);
         if (next_key != key) {
@@ -238,28 +300,31 @@ __global__ void fix_up(bucket_mem_t* buckets, const uint32_t* part_keys,
     }
 }
 
-// out[g] = sum_{b in [lo, hi)} b S_b for lo = g * weigh_span, hi = lo +
-// weigh_span (at most nbuckets): with R = sum S_b and A = sum (b - lo) S_b
-// (running sums from the top), the result is A + lo R.
+// Window q's buckets are buckets[q * slots + b] for b < slots (b = 0
+// unused). out[g] for group g = q * per_window + l: sum_{b in [lo, hi)}
+// b S_b with lo = l * span, hi = min(lo + span, slots). With R = sum S_b
+// and A = sum (b - lo) S_b (running sums from the top) that is A + lo R.
 __launch_bounds__(weigh_threads) __global__
-void weigh(bucket_mem_t* out, const bucket_mem_t* buckets, uint32_t nbuckets, uint32_t groups)
+void weigh(bucket_mem_t* out, const bucket_mem_t* buckets, uint32_t slots, uint32_t span,
+           uint32_t per_window, uint32_t groups)
 {
     const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= groups)
         return;
-    const uint32_t lo = g * weigh_span;
-    const uint32_t hi = min32(lo + weigh_span, nbuckets);
+    const bucket_mem_t* window = buckets + size_t(g / per_window) * slots;
+    const uint32_t lo = (g % per_window) * span;
+    const uint32_t hi = min32(lo + span, slots);
     bucket_t running, acc;
     running.inf();
     acc.inf();
 #pragma unroll 1
     for (uint32_t b = hi - 1; b > lo; b--) {
-        bucket_t s = buckets[b];
+        bucket_t s = window[b];
         running.add(s);
         acc.add(running);
     }
     {
-        bucket_t s = buckets[lo];
+        bucket_t s = window[lo];
         running.add(s);
     }
     // lo R by double-and-add from the top bit.
@@ -276,18 +341,23 @@ void weigh(bucket_mem_t* out, const bucket_mem_t* buckets, uint32_t nbuckets, ui
     out[g] = acc;
 }
 
-// out[blockIdx.x] = the sum of in[blockIdx.x * per .. + per) (below n).
+// Segments of `len` entries, each cut into blocks of `per`: block b sums
+// entries [seg * len + part * per, + per) of its segment (seg = b / blocks,
+// part = b % blocks) into out[b].
 __launch_bounds__(sum_threads) __global__
-void sum_blocks(bucket_mem_t* out, const bucket_mem_t* in, uint32_t n, uint32_t per)
+void sum_blocks(bucket_mem_t* out, const bucket_mem_t* in, uint32_t len, uint32_t per,
+                uint32_t blocks)
 {
     extern __shared__ uint4 shared_words[];
     auto* partial = reinterpret_cast<bucket_mem_t*>(shared_words);
-    const uint32_t lo = blockIdx.x * per;
-    const uint32_t hi = min32(lo + per, n);
+    const uint32_t seg = blockIdx.x / blocks, part = blockIdx.x % blocks;
+    const uint32_t lo = part * per;
+    const uint32_t hi = min32(lo + per, len);
+    const bucket_mem_t* segment = in + size_t(seg) * len;
     bucket_t acc;
     acc.inf();
     for (uint32_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-        bucket_t p = in[i];
+        bucket_t p = segment[i];
         acc.add(p);
     }
     partial[threadIdx.x] = acc;
@@ -322,12 +392,18 @@ blst_p1 xyzz_to_jacobian(const blst_fp xyzz[4])
 
 struct cuda_msm_table_t::impl_t {
     cuda_device_t& device;
+    const cuda_points_t& points;  // level 0
     size_t n = 0;
     unsigned c = 0, k = 0;
-    uint32_t nbuckets = 0;  // keys 0..2^(c-1); 0 is never summed
+    unsigned levels = 0;   // stored: 1 .. levels - 1 in `table`
+    unsigned r = 0;        // windows (bucket sets) per level
+    uint32_t slots = 0;    // per window: 2^(c-1) + 1, slot 0 unused
+    uint32_t span = 0;     // buckets per weighing thread
+    uint32_t per_window = 0;
+    uint32_t sum_blocks_first = 0;  // blocks per window in the first sum pass
+    size_t chunk = 0;      // scalars per pass (chunk * k terms)
     uint32_t share_threads = 0;
-    uint32_t groups = 0;
-    uint32_t sum_blocks_first = 0;
+    unsigned sort_bits = 0;
     size_t sort_temp_bytes = 0;
     uint64_t total_bytes = 0;
     void* base = nullptr;  // one allocation, carved below
@@ -342,7 +418,7 @@ struct cuda_msm_table_t::impl_t {
     bucket_mem_t* sums = nullptr;
     mutable std::mutex busy;
 
-    explicit impl_t(cuda_device_t& d) : device(d) {}
+    impl_t(const cuda_points_t& p) : device(p.device()), points(p) {}
     ~impl_t()
     {
         if (base != nullptr) {
@@ -353,6 +429,12 @@ struct cuda_msm_table_t::impl_t {
 };
 
 namespace {
+
+// Terms per pass at most (4 sort buffers of 4 bytes a term: 4 GiB).
+constexpr uint64_t max_chunk_terms = uint64_t(1) << 28;
+// Accumulation threads assumed by bytes_for (the real count is the
+// device's resident maximum, 50,688 on an H200).
+constexpr uint32_t planned_share_threads = uint32_t(1) << 17;
 
 // Shares for the accumulation: as many threads as fit on the device at once.
 uint32_t share_threads_for(const cuda_device_t::impl_t& impl)
@@ -365,35 +447,66 @@ uint32_t share_threads_for(const cuda_device_t::impl_t& impl)
     return uint32_t(impl.info.sm_count) * uint32_t(per_sm) * accumulate_threads;
 }
 
+// The shape of a table: n points, width c, at most `levels` stored levels.
+struct shape_t {
+    unsigned c, k, levels, r;
+    uint32_t slots, span, per_window, sum_blocks_first;
+    size_t chunk;
+    unsigned sort_bits;
+
+    shape_t(size_t n, unsigned c_, unsigned levels_) : c(c_)
+    {
+        k = cuda_msm_table_t::windows_for(c);
+        const unsigned want = levels_ == 0 ? k : std::min(levels_, k);
+        r = (k + want - 1) / want;
+        levels = (k + r - 1) / r;
+        slots = (1u << (c - 1)) + 1;
+        span = std::min<uint32_t>(weigh_span, 1u << (c - 1));
+        per_window = ceil_div(slots, span);
+        sum_blocks_first = ceil_div(per_window, sum_threads);
+        chunk = static_cast<size_t>(std::min<uint64_t>(n, max_chunk_terms / k));
+        const uint64_t top_key = uint64_t(r) * slots - 1;
+        sort_bits = 1;
+        while ((top_key >> sort_bits) != 0)
+            sort_bits++;
+    }
+    uint64_t buckets() const { return uint64_t(r) * slots; }
+};
+
 struct layout_t {
     uint64_t table, keys, sort_temp, buckets, parts, weighed, sums, total;
 };
 
-layout_t layout(size_t n, unsigned c, uint32_t share_threads, size_t sort_temp_bytes)
+layout_t layout(size_t n, const shape_t& sh, uint32_t share_threads, size_t sort_temp_bytes)
 {
-    const unsigned k = cuda_msm_table_t::windows_for(c);
-    const uint64_t terms = uint64_t(n) * k;
-    const uint32_t nbuckets = (1u << (c - 1)) + 1;
-    const uint32_t groups = ceil_div(nbuckets, weigh_span);
+    const uint64_t terms = uint64_t(sh.chunk) * sh.k;
     layout_t l;
-    l.table = align256(terms * sizeof(affine_mem_t));
+    l.table = align256(uint64_t(sh.levels - 1) * n * sizeof(affine_mem_t));
     l.keys = align256(terms * sizeof(uint32_t));
     l.sort_temp = align256(sort_temp_bytes);
-    l.buckets = align256(uint64_t(nbuckets) * sizeof(bucket_mem_t));
-    l.parts = align256(uint64_t(share_threads) * 2 * (sizeof(bucket_mem_t) + sizeof(uint32_t)));
-    l.weighed = align256(uint64_t(groups) * sizeof(bucket_mem_t));
-    l.sums = align256(uint64_t(ceil_div(groups, sum_threads) + 1) * sizeof(bucket_mem_t));
+    l.buckets = align256(sh.buckets() * sizeof(bucket_mem_t));
+    l.parts = align256(uint64_t(share_threads) * 2 * sizeof(bucket_mem_t)) +
+              align256(uint64_t(share_threads) * 2 * sizeof(uint32_t));
+    l.weighed = align256(uint64_t(sh.r) * sh.per_window * sizeof(bucket_mem_t));
+    l.sums = align256(uint64_t(sh.r) * (sh.sum_blocks_first + 1) * sizeof(bucket_mem_t));
     l.total = l.table + 4 * l.keys + l.sort_temp + l.buckets + l.parts + l.weighed + l.sums;
     return l;
 }
 
-size_t sort_temp_for(uint64_t terms, unsigned c)
+size_t sort_temp_for(uint64_t terms, unsigned bits)
 {
     size_t bytes = 0;
     cub::DoubleBuffer<uint32_t> k(nullptr, nullptr), v(nullptr, nullptr);
     CUZK_CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, static_cast<int>(terms), 0,
-                                                 int(c)));
+                                                 int(bits)));
     return bytes;
+}
+
+blst_p1 p1_add(const blst_p1& a, const blst_p1& b)
+{
+    blst_p1 r;
+    blst_p1_add_or_double(&r, &a, &b);
+    return r;
 }
 
 }  // namespace
@@ -403,9 +516,11 @@ unsigned cuda_msm_table_t::default_window_bits(size_t n) noexcept
     unsigned lg = 0;
     while ((size_t(1) << lg) < n)
         lg++;
-    // About 2^(lg - 1) buckets: each sees ~2k terms, and the weighing (2
-    // additions a bucket) stays a few percent of the accumulation.
-    return std::max(10u, std::min(22u, lg > 0 ? lg - 1 : 0));
+    // 2^(lg - 1) buckets, at most 2^21: the fastest of c = 16-24 on the
+    // H200 at 2^20, 2^22 and 2^24 (harness --table-sweep, docs/cuda.md).
+    // Wider, the weighing (2 additions a bucket) outgrows what the fewer
+    // windows save.
+    return std::max(10u, std::min(22u, lg));
 }
 
 unsigned cuda_msm_table_t::windows_for(unsigned window_bits) noexcept
@@ -413,18 +528,30 @@ unsigned cuda_msm_table_t::windows_for(unsigned window_bits) noexcept
     return (256 + window_bits - 1) / window_bits;
 }
 
-uint64_t cuda_msm_table_t::bytes_for(size_t n, unsigned window_bits) noexcept
+uint64_t cuda_msm_table_t::bytes_for(size_t n, unsigned window_bits, unsigned levels) noexcept
 {
     if (window_bits == 0)
         window_bits = default_window_bits(n);
+    const shape_t sh(n, window_bits, levels);
     // Sort temporaries: CUB's double-buffer sort needs little beyond the
-    // buffers; count a buffer's worth. Shares: up to 2^17 threads.
-    const uint64_t terms = uint64_t(n) * windows_for(window_bits);
-    return layout(n, window_bits, uint32_t(1) << 17, terms * sizeof(uint32_t)).total;
+    // buffers; count a buffer's worth.
+    const uint64_t terms = uint64_t(sh.chunk) * sh.k;
+    return layout(n, sh, planned_share_threads, terms * sizeof(uint32_t)).total;
 }
 
-cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_bits)
-    : impl_(std::make_unique<impl_t>(points.device()))
+unsigned cuda_msm_table_t::levels_within(size_t n, unsigned window_bits, uint64_t budget) noexcept
+{
+    if (window_bits == 0)
+        window_bits = default_window_bits(n);
+    for (unsigned levels = windows_for(window_bits); levels >= 1; levels--)
+        if (bytes_for(n, window_bits, levels) <= budget)
+            return levels;
+    return 0;
+}
+
+cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_bits,
+                                   unsigned levels)
+    : impl_(std::make_unique<impl_t>(points))
 {
     const size_t n = points.size();
     if (window_bits == 0)
@@ -432,21 +559,26 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_
     CUZK_REQUIRE(window_bits >= min_window_bits && window_bits <= max_window_bits,
                  "cuda_msm_table_t: window bits out of range");
     CUZK_REQUIRE(n > 0, "cuda_msm_table_t: no points");
-    const unsigned k = windows_for(window_bits);
-    const uint64_t terms = uint64_t(n) * k;
-    CUZK_REQUIRE(terms < (uint64_t(1) << 31), "cuda_msm_table_t: more than 2^31 terms");
+    const shape_t sh(n, window_bits, levels);
+    CUZK_REQUIRE(uint64_t(sh.levels) * n < (uint64_t(1) << 31),
+                 "cuda_msm_table_t: more than 2^31 stored points");
     auto& st = *impl_;
     auto& impl = points.device().impl();
     impl.select();
     st.n = n;
-    st.c = window_bits;
-    st.k = k;
-    st.nbuckets = (1u << (window_bits - 1)) + 1;
+    st.c = sh.c;
+    st.k = sh.k;
+    st.levels = sh.levels;
+    st.r = sh.r;
+    st.slots = sh.slots;
+    st.span = sh.span;
+    st.per_window = sh.per_window;
+    st.sum_blocks_first = sh.sum_blocks_first;
+    st.chunk = sh.chunk;
+    st.sort_bits = sh.sort_bits;
     st.share_threads = share_threads_for(impl);
-    st.groups = ceil_div(st.nbuckets, weigh_span);
-    st.sum_blocks_first = ceil_div(st.groups, sum_threads);
-    st.sort_temp_bytes = sort_temp_for(terms, window_bits);
-    const layout_t l = layout(n, window_bits, st.share_threads, st.sort_temp_bytes);
+    st.sort_temp_bytes = sort_temp_for(uint64_t(sh.chunk) * sh.k, sh.sort_bits);
+    const layout_t l = layout(n, sh, st.share_threads, st.sort_temp_bytes);
     st.total_bytes = l.total;
     st.base = impl.alloc(l.total);
     char* at = static_cast<char*>(st.base);
@@ -462,23 +594,22 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_
     }
     st.sort_temp = carve(l.sort_temp);
     st.buckets = reinterpret_cast<bucket_mem_t*>(carve(l.buckets));
-    st.parts = reinterpret_cast<bucket_mem_t*>(
-        carve(align256(uint64_t(st.share_threads) * 2 * sizeof(bucket_mem_t))));
-    st.part_keys = reinterpret_cast<uint32_t*>(st.parts + 2 * size_t(st.share_threads));
-    at = reinterpret_cast<char*>(st.parts) + l.parts;
+    const uint64_t part_bytes = align256(uint64_t(st.share_threads) * 2 * sizeof(bucket_mem_t));
+    st.parts = reinterpret_cast<bucket_mem_t*>(carve(part_bytes));
+    st.part_keys = reinterpret_cast<uint32_t*>(carve(l.parts - part_bytes));
     st.weighed = reinterpret_cast<bucket_mem_t*>(carve(l.weighed));
     st.sums = reinterpret_cast<bucket_mem_t*>(carve(l.sums));
 
-    // Level 0: the points; level j: 2^c times level j - 1.
+    // Level j = 2^(c r) times level j - 1; level 0 is the point set.
     const cudaStream_t s = impl.stream(0);
-    CUZK_CUDA_OK(cudaMemcpyAsync(st.table, points.device_data(), n * sizeof(affine_mem_t),
-                                 cudaMemcpyDeviceToDevice, s));
     const unsigned block = 128;
-    for (unsigned j = 1; j < k; j++) {
-        auto* prev = reinterpret_cast<affine_fields_mem_t*>(st.table + size_t(j - 1) * n);
-        auto* next = reinterpret_cast<affine_fields_mem_t*>(st.table + size_t(j) * n);
+    for (unsigned j = 1; j < sh.levels; j++) {
+        const auto* prev = reinterpret_cast<const affine_fields_mem_t*>(
+            j == 1 ? static_cast<const affine_mem_t*>(points.device_data())
+                   : st.table + size_t(j - 2) * n);
+        auto* next = reinterpret_cast<affine_fields_mem_t*>(st.table + size_t(j - 1) * n);
         table_level<<<ceil_div(n, block), block, 0, s>>>(next, prev, static_cast<uint32_t>(n),
-                                                          window_bits);
+                                                          sh.c * sh.r);
         CUZK_CUDA_LAUNCHED(table_level);
     }
     CUZK_CUDA_OK(cudaStreamSynchronize(s));
@@ -488,6 +619,7 @@ cuda_msm_table_t::~cuda_msm_table_t() = default;
 
 size_t cuda_msm_table_t::size() const noexcept { return impl_->n; }
 unsigned cuda_msm_table_t::window_bits() const noexcept { return impl_->c; }
+unsigned cuda_msm_table_t::levels() const noexcept { return impl_->levels; }
 uint64_t cuda_msm_table_t::bytes() const noexcept { return impl_->total_bytes; }
 cuda_device_t& cuda_msm_table_t::device() const noexcept { return impl_->device; }
 
@@ -497,51 +629,80 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
                  "cuda_msm_table_t::msm: n exceeds the points or the scalars");
     CUZK_REQUIRE(&scalars.device() == &impl_->device,
                  "cuda_msm_table_t::msm: scalars on another device");
-    if (n == 0) {
-        std::memset(&out, 0, sizeof(out));
+    std::memset(&out, 0, sizeof(out));
+    if (n == 0)
         return;
-    }
     auto& st = *impl_;
     std::lock_guard<std::mutex> guard(st.busy);
     auto& impl = st.device.impl();
     impl.select();
     const cudaStream_t s = impl.stream(0);
-    const uint32_t m = static_cast<uint32_t>(n * st.k);
-
-    make_digits<<<uint32_t(impl.info.sm_count) * 4, 256, 0, s>>>(
-        st.keys[0], st.values[0], static_cast<const fr_t*>(scalars.device_data()),
-        static_cast<uint32_t>(n), static_cast<uint32_t>(st.n), st.c, st.k);
-    CUZK_CUDA_LAUNCHED(make_digits);
-
-    cub::DoubleBuffer<uint32_t> keys(st.keys[0], st.keys[1]);
-    cub::DoubleBuffer<uint32_t> values(st.values[0], st.values[1]);
-    size_t temp_bytes = st.sort_temp_bytes;
-    CUZK_CUDA_OK(cub::DeviceRadixSort::SortPairs(st.sort_temp, temp_bytes, keys, values,
-                                                 static_cast<int>(m), 0, int(st.c), s));
-
-    CUZK_CUDA_OK(cudaMemsetAsync(st.buckets, 0, size_t(st.nbuckets) * sizeof(bucket_mem_t), s));
-    accumulate_shares<<<st.share_threads / accumulate_threads, accumulate_threads, 0, s>>>(
-        st.buckets, st.part_keys, st.parts, keys.Current(), values.Current(), st.table, m);
-    CUZK_CUDA_LAUNCHED(accumulate_shares);
-    const uint32_t slots = 2 * st.share_threads;
-    fix_up<<<ceil_div(slots, 256), 256, 0, s>>>(st.buckets, st.part_keys, st.parts, slots);
-    CUZK_CUDA_LAUNCHED(fix_up);
-    weigh<<<ceil_div(st.groups, weigh_threads), weigh_threads, 0, s>>>(st.weighed, st.buckets,
-                                                                        st.nbuckets, st.groups);
-    CUZK_CUDA_LAUNCHED(weigh);
+    const auto* all = static_cast<const fr_t*>(scalars.device_data());
+    const auto* points = static_cast<const affine_mem_t*>(st.points.device_data());
     const size_t shared = sum_threads * sizeof(bucket_mem_t);
-    sum_blocks<<<st.sum_blocks_first, sum_threads, shared, s>>>(st.sums, st.weighed, st.groups,
-                                                                  sum_threads);
-    CUZK_CUDA_LAUNCHED(sum_blocks);
-    bucket_mem_t* total = st.sums + st.sum_blocks_first;
-    sum_blocks<<<1, sum_threads, shared, s>>>(total, st.sums, st.sum_blocks_first,
-                                              st.sum_blocks_first);
-    CUZK_CUDA_LAUNCHED(sum_blocks);
-    blst_fp xyzz[4];
-    static_assert(sizeof(xyzz) == sizeof(bucket_mem_t), "XYZZ layout");
-    CUZK_CUDA_OK(cudaMemcpyAsync(xyzz, total, sizeof(xyzz), cudaMemcpyDeviceToHost, s));
-    CUZK_CUDA_OK(cudaStreamSynchronize(s));
-    out = xyzz_to_jacobian(xyzz);
+    const uint32_t groups = st.r * st.per_window;
+    std::vector<blst_fp> totals(4 * size_t(st.r));
+    static_assert(sizeof(blst_fp) * 4 == sizeof(bucket_mem_t), "XYZZ layout");
+
+    for (size_t first = 0; first < n; first += st.chunk) {
+        const size_t count = std::min(st.chunk, n - first);
+        const uint32_t m = static_cast<uint32_t>(count * st.k);
+        step_clock_t clock(s);
+
+        make_digits<<<uint32_t(impl.info.sm_count) * 4, 256, 0, s>>>(
+            st.keys[0], st.values[0], all + first, static_cast<uint32_t>(count),
+            static_cast<uint32_t>(first), static_cast<uint32_t>(st.n), st.c, st.k, st.r,
+            st.slots);
+        CUZK_CUDA_LAUNCHED(make_digits);
+        clock.mark();
+
+        cub::DoubleBuffer<uint32_t> keys(st.keys[0], st.keys[1]);
+        cub::DoubleBuffer<uint32_t> values(st.values[0], st.values[1]);
+        size_t temp_bytes = st.sort_temp_bytes;
+        CUZK_CUDA_OK(cub::DeviceRadixSort::SortPairs(st.sort_temp, temp_bytes, keys, values,
+                                                     static_cast<int>(m), 0, int(st.sort_bits),
+                                                     s));
+        clock.mark();
+
+        CUZK_CUDA_OK(cudaMemsetAsync(st.buckets, 0,
+                                     size_t(st.r) * st.slots * sizeof(bucket_mem_t), s));
+        accumulate_shares<<<st.share_threads / accumulate_threads, accumulate_threads, 0, s>>>(
+            st.buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points, st.table,
+            static_cast<uint32_t>(st.n), m);
+        CUZK_CUDA_LAUNCHED(accumulate_shares);
+        clock.mark();
+        const uint32_t slots = 2 * st.share_threads;
+        fix_up<<<ceil_div(slots, 256), 256, 0, s>>>(st.buckets, st.part_keys, st.parts, slots);
+        CUZK_CUDA_LAUNCHED(fix_up);
+        clock.mark();
+        weigh<<<ceil_div(groups, weigh_threads), weigh_threads, 0, s>>>(
+            st.weighed, st.buckets, st.slots, st.span, st.per_window, groups);
+        CUZK_CUDA_LAUNCHED(weigh);
+        clock.mark();
+        // Per window: blocks of sum_threads groups, then the blocks.
+        sum_blocks<<<st.r * st.sum_blocks_first, sum_threads, shared, s>>>(
+            st.sums, st.weighed, st.per_window, sum_threads, st.sum_blocks_first);
+        CUZK_CUDA_LAUNCHED(sum_blocks);
+        bucket_mem_t* window_totals = st.sums + size_t(st.r) * st.sum_blocks_first;
+        sum_blocks<<<st.r, sum_threads, shared, s>>>(window_totals, st.sums, st.sum_blocks_first,
+                                                     st.sum_blocks_first, 1);
+        CUZK_CUDA_LAUNCHED(sum_blocks);
+        CUZK_CUDA_OK(cudaMemcpyAsync(totals.data(), window_totals, st.r * sizeof(bucket_mem_t),
+                                     cudaMemcpyDeviceToHost, s));
+        clock.mark();
+        CUZK_CUDA_OK(cudaStreamSynchronize(s));
+        clock.report(count, st.c);
+
+        // sum_q 2^(c q) T_q, by Horner from the top window.
+        blst_p1 part;
+        std::memset(&part, 0, sizeof(part));
+        for (unsigned q = st.r; q-- > 0;) {
+            for (unsigned d = 0; d < st.c && q + 1 < st.r; d++)
+                blst_p1_double(&part, &part);
+            part = p1_add(part, xyzz_to_jacobian(&totals[4 * size_t(q)]));
+        }
+        out = p1_add(out, part);
+    }
 }
 
 }  // namespace cuzk

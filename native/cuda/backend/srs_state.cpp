@@ -125,12 +125,16 @@ cuda_srs_state_t::cuda_srs_state_t(std::shared_ptr<cuda_device_t> context, const
         make_streamed(srs, plan.window);
     if (srs.domain() >= 2)
         h_poly_ = std::make_unique<cuda_h_poly_t>(*context_, srs.domain());
-    // The H points' shifted copies, where they fit beside the resident plan
-    // (about 12 times the H points: 9.7 GB at 2^23; never at 2^27 on one
-    // H200, where the H MSM stays on sppark).
+    // The H points' shifted copies: as many levels as fit beside the
+    // resident plan, most of what is left (all 12 at L: 11 times the H
+    // points, 8.9 GB at 2^23; at 2^27 on one H200, a few).
     if (residency_ == residency_t::device && want_h_table() && !srs.h.empty() &&
-        plan.resident + cuda_msm_table_t::bytes_for(srs.h.size(), 0) <= available)
-        h_table_ = std::make_unique<cuda_msm_table_t>(*sets_[0]->resident());
+        plan.resident < available) {
+        const uint64_t budget = (available - plan.resident) / 10 * 9;
+        const unsigned levels = cuda_msm_table_t::levels_within(srs.h.size(), 0, budget);
+        if (levels > 0)
+            h_table_ = std::make_unique<cuda_msm_table_t>(*sets_[0]->resident(), 0, levels);
+    }
 }
 
 cuda_srs_state_t::~cuda_srs_state_t() = default;
