@@ -39,7 +39,10 @@ using bucket_mem_t = bucket_t::mem_t;
 using affine_mem_t = affine_t::mem_t;
 
 constexpr uint32_t no_key = 0xffffffffu;  // a share with no terms
-constexpr unsigned accumulate_threads = 384;  // at most 170 registers: one block an SM
+// Accumulation blocks: 384 threads (at most 170 registers, a few spilled)
+// or, with CUZK_MSM_THREADS=256 (tuning), 256 threads and no spills.
+constexpr unsigned accumulate_threads = 384;
+constexpr unsigned accumulate_threads_lean = 256;
 constexpr unsigned weigh_threads = 128;
 constexpr unsigned sum_threads = 128;
 constexpr uint32_t weigh_span = 64;  // buckets per weighing thread
@@ -76,7 +79,7 @@ public:
             CUZK_CUDA_OK(cudaEventRecord(events_[next_++], stream_));
     }
     // After the stream has been waited for.
-    void report(size_t n, unsigned c) const
+    void report(size_t n, unsigned c, unsigned levels, unsigned r) const
     {
         if (events_[0] == nullptr || next_ != steps + 1)
             return;
@@ -84,9 +87,9 @@ public:
         for (int i = 0; i < steps; i++)
             CUZK_CUDA_OK(cudaEventElapsedTime(&ms[i], events_[i], events_[i + 1]));
         std::fprintf(stderr,
-                     "msm_table n=%zu c=%u: digits %.2f sort %.2f accumulate %.2f fix-up %.2f "
-                     "weigh %.2f sum %.2f ms\n",
-                     n, c, ms[0], ms[1], ms[2], ms[3], ms[4], ms[5]);
+                     "msm_table n=%zu c=%u levels=%u windows/level=%u: digits %.2f sort %.2f "
+                     "accumulate %.2f fix-up %.2f weigh %.2f sum %.2f ms\n",
+                     n, c, levels, r, ms[0], ms[1], ms[2], ms[3], ms[4], ms[5]);
     }
 
 private:
@@ -212,7 +215,8 @@ __global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalar
 // first run goes to partial slot 2t, its last to 2t + 1 (a share of one
 // run: the run at 2t, infinity with the same key at 2t + 1). Shares
 // without terms (only at the end) mark both slots no_key.
-__launch_bounds__(accumulate_threads) __global__
+template <unsigned block>
+__launch_bounds__(block) __global__
 void accumulate_shares(bucket_mem_t* buckets, uint32_t* part_keys, bucket_mem_t* parts,
                        const uint32_t* keys, const uint32_t* values, const affine_mem_t* points,
                        const affine_mem_t* table, uint32_t n, uint32_t m)
@@ -436,15 +440,30 @@ constexpr uint64_t max_chunk_terms = uint64_t(1) << 28;
 // device's resident maximum, 50,688 on an H200).
 constexpr uint32_t planned_share_threads = uint32_t(1) << 17;
 
+unsigned accumulate_block()
+{
+    static const unsigned block = [] {
+        const char* v = std::getenv("CUZK_MSM_THREADS");
+        return v != nullptr && std::strcmp(v, "256") == 0 ? accumulate_threads_lean
+                                                          : accumulate_threads;
+    }();
+    return block;
+}
+
 // Shares for the accumulation: as many threads as fit on the device at once.
 uint32_t share_threads_for(const cuda_device_t::impl_t& impl)
 {
+    const unsigned block = accumulate_block();
     int per_sm = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, accumulate_shares,
-                                                       accumulate_threads, 0) != cudaSuccess ||
-        per_sm < 1)
+    const cudaError_t e =
+        block == accumulate_threads
+            ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                  &per_sm, accumulate_shares<accumulate_threads>, accumulate_threads, 0)
+            : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                  &per_sm, accumulate_shares<accumulate_threads_lean>, accumulate_threads_lean, 0);
+    if (e != cudaSuccess || per_sm < 1)
         per_sm = 1;
-    return uint32_t(impl.info.sm_count) * uint32_t(per_sm) * accumulate_threads;
+    return uint32_t(impl.info.sm_count) * uint32_t(per_sm) * block;
 }
 
 // The shape of a table: n points, width c, at most `levels` stored levels.
@@ -666,9 +685,15 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
 
         CUZK_CUDA_OK(cudaMemsetAsync(st.buckets, 0,
                                      size_t(st.r) * st.slots * sizeof(bucket_mem_t), s));
-        accumulate_shares<<<st.share_threads / accumulate_threads, accumulate_threads, 0, s>>>(
-            st.buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points, st.table,
-            static_cast<uint32_t>(st.n), m);
+        const unsigned block = accumulate_block();
+        if (block == accumulate_threads)
+            accumulate_shares<accumulate_threads><<<st.share_threads / block, block, 0, s>>>(
+                st.buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points,
+                st.table, static_cast<uint32_t>(st.n), m);
+        else
+            accumulate_shares<accumulate_threads_lean><<<st.share_threads / block, block, 0, s>>>(
+                st.buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points,
+                st.table, static_cast<uint32_t>(st.n), m);
         CUZK_CUDA_LAUNCHED(accumulate_shares);
         clock.mark();
         const uint32_t slots = 2 * st.share_threads;
@@ -691,7 +716,7 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
                                      cudaMemcpyDeviceToHost, s));
         clock.mark();
         CUZK_CUDA_OK(cudaStreamSynchronize(s));
-        clock.report(count, st.c);
+        clock.report(count, st.c, st.levels, st.r);
 
         // sum_q 2^(c q) T_q, by Horner from the top window.
         blst_p1 part;
