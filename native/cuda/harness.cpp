@@ -758,18 +758,29 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
     // (width, levels): c = 0 the default width; 4 and 8: many windows, few
     // buckets (long runs of one key); 22: more buckets than terms. Levels 0
     // = all; fewer make each level serve several windows (1: none stored).
-    const std::pair<unsigned, unsigned> shapes[] = {{0, 0}, {4, 0}, {8, 0}, {13, 0}, {22, 0},
-                                                    {0, 1}, {8, 5}, {13, 3}, {16, 15}};
-    for (const auto& [c, levels] : shapes) {
-        const std::string name = "c=" + std::to_string(c) + " levels=" + std::to_string(levels);
+    // Passes: terms a pass (0: the default, one pass here); fewer make the
+    // later passes add into the buckets of the earlier ones.
+    struct shape_t {
+        unsigned c, levels;
+        uint64_t pass_terms;
+    };
+    const shape_t shapes[] = {{0, 0, 0},  {4, 0, 0},  {8, 0, 0},       {13, 0, 0},
+                              {22, 0, 0}, {0, 1, 0},  {8, 5, 0},       {13, 3, 0},
+                              {16, 15, 0}, {0, 0, 100000}, {13, 3, 30011}};
+    for (const auto& [c, levels, pass_terms] : shapes) {
+        const std::string name = "c=" + std::to_string(c) + " levels=" + std::to_string(levels) +
+                                 " pass=" + std::to_string(pass_terms);
         guarded("msm table " + name, [&] {
-            cuda_msm_table_t table(dpts, c, levels);
+            cuda_msm_table_t table(dpts, c, levels, pass_terms);
             const unsigned want_c = c ? c : cuda_msm_table_t::default_window_bits(N);
             const unsigned k = cuda_msm_table_t::windows_for(want_c);
             const unsigned r = levels ? (k + levels - 1) / levels : 1;
             const unsigned want_levels = (k + r - 1) / r;
             const std::string what = "table c=" + std::to_string(want_c) + " levels=" +
-                                     std::to_string(want_levels);
+                                     std::to_string(want_levels) +
+                                     (pass_terms ? " passes of " + std::to_string(pass_terms) +
+                                                       " terms"
+                                                 : "");
             check(table.size() == N && table.window_bits() == want_c &&
                       table.levels() == want_levels &&
                       table.bytes() >= N * sizeof(blst_p1_affine) * (want_levels - 1) &&

@@ -51,51 +51,57 @@ __host__ __device__ __forceinline__ uint64_t min64(uint64_t a, uint64_t b) { ret
 __host__ __device__ __forceinline__ uint32_t min32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
-// CUZK_MSM_TRACE=1: each step's device time on stderr (events on the
-// call's stream; tuning only).
+// CUZK_MSM_TRACE=1: each step's device time on stderr, summed over the
+// passes (events on the call's stream; tuning only).
 class step_clock_t {
 public:
-    static constexpr int steps = 6;  // digits, sort, accumulate, fix up, weigh, sum
+    enum step_t { digits, sort, accumulate, fix_up, weigh, sum, steps };
     explicit step_clock_t(cudaStream_t s) : stream_(s)
     {
         static const bool on = std::getenv("CUZK_MSM_TRACE") != nullptr;
-        if (!on)
-            return;
-        for (auto& e : events_)
-            CUZK_CUDA_OK(cudaEventCreate(&e));
-        CUZK_CUDA_OK(cudaEventRecord(events_[0], stream_));
+        on_ = on;
+        if (on_)
+            mark(steps);  // the start
     }
     ~step_clock_t()
     {
         for (auto& e : events_)
-            if (e != nullptr)
-                (void)cudaEventDestroy(e);
+            (void)cudaEventDestroy(e.second);
     }
     step_clock_t(const step_clock_t&) = delete;
     step_clock_t& operator=(const step_clock_t&) = delete;
-    void mark()
+    // Marks the end of `step` (which began at the previous mark).
+    void mark(int step)
     {
-        if (events_[0] != nullptr && next_ <= steps)
-            CUZK_CUDA_OK(cudaEventRecord(events_[next_++], stream_));
+        if (!on_)
+            return;
+        cudaEvent_t e;
+        CUZK_CUDA_OK(cudaEventCreate(&e));
+        events_.emplace_back(step, e);
+        CUZK_CUDA_OK(cudaEventRecord(e, stream_));
     }
     // After the stream has been waited for.
-    void report(size_t n, unsigned c, unsigned levels, unsigned r) const
+    void report(size_t n, size_t passes, unsigned c, unsigned levels, unsigned r) const
     {
-        if (events_[0] == nullptr || next_ != steps + 1)
+        if (!on_)
             return;
-        float ms[steps];
-        for (int i = 0; i < steps; i++)
-            CUZK_CUDA_OK(cudaEventElapsedTime(&ms[i], events_[i], events_[i + 1]));
+        float ms[steps] = {};
+        for (size_t i = 1; i < events_.size(); i++) {
+            float t = 0;
+            CUZK_CUDA_OK(cudaEventElapsedTime(&t, events_[i - 1].second, events_[i].second));
+            ms[events_[i].first] += t;
+        }
         std::fprintf(stderr,
-                     "msm_table n=%zu c=%u levels=%u windows/level=%u: digits %.2f sort %.2f "
-                     "accumulate %.2f fix-up %.2f weigh %.2f sum %.2f ms\n",
-                     n, c, levels, r, ms[0], ms[1], ms[2], ms[3], ms[4], ms[5]);
+                     "msm_table n=%zu c=%u levels=%u windows/level=%u passes=%zu: digits %.2f "
+                     "sort %.2f accumulate %.2f fix-up %.2f weigh %.2f sum %.2f ms\n",
+                     n, c, levels, r, passes, ms[digits], ms[sort], ms[accumulate], ms[fix_up],
+                     ms[weigh], ms[sum]);
     }
 
 private:
     cudaStream_t stream_;
-    cudaEvent_t events_[steps + 1] = {};
-    int next_ = 1;
+    bool on_ = false;
+    std::vector<std::pair<int, cudaEvent_t>> events_;
 };
 
 // The fields of the device types, for the steps sppark's classes do not
@@ -211,7 +217,8 @@ __global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalar
 }
 
 // The sorted terms [first nonzero key, m) in equal shares, one per thread.
-// Runs of one key strictly inside a share are whole buckets; a share's
+// Runs of one key strictly inside a share are whole buckets of this pass,
+// added to the bucket (which holds the earlier passes' sums); a share's
 // first run goes to partial slot 2t, its last to 2t + 1 (a share of one
 // run: the run at 2t, infinity with the same key at 2t + 1). Shares
 // without terms (only at the end) mark both slots no_key.
@@ -276,8 +283,10 @@ void accumulate_shares(bucket_mem_t* buckets, uint32_t* part_keys, bucket_mem_t*
             } else if (x == end) {
                 part_keys[2 * t + 1] = key;
                 parts[2 * t + 1] = acc;
-            } else {
-                buckets[key] = acc;
+            } else {  // a whole bucket: add it to the earlier passes' sum
+                bucket_t b = buckets[key];
+                b.add(acc);
+                buckets[key] = b;
             }
             acc.inf();
             key = next_key;
@@ -285,8 +294,8 @@ void accumulate_shares(bucket_mem_t* buckets, uint32_t* part_keys, bucket_mem_t*
     }
 }
 
-// Buckets with partial sums: the first slot of each key adds up the run
-// of slots with that key (the slots' keys never decrease).
+// Buckets with partial sums: the first slot of each key adds the run of
+// slots with that key (the slots' keys never decrease) to its bucket.
 __global__ void fix_up(bucket_mem_t* buckets, const uint32_t* part_keys,
                        const bucket_mem_t* parts, uint32_t slots)
 {
@@ -295,8 +304,8 @@ __global__ void fix_up(bucket_mem_t* buckets, const uint32_t* part_keys,
         const uint32_t key = part_keys[s];
         if (key == no_key || (s > 0 && part_keys[s - 1] == key))
             continue;
-        bucket_t acc = parts[s];
-        for (uint32_t u = s + 1; u < slots && part_keys[u] == key; u++) {
+        bucket_t acc = buckets[key];  // the earlier passes' sum
+        for (uint32_t u = s; u < slots && part_keys[u] == key; u++) {
             bucket_t q = parts[u];
             acc.add(q);
         }
@@ -473,7 +482,7 @@ struct shape_t {
     size_t chunk;
     unsigned sort_bits;
 
-    shape_t(size_t n, unsigned c_, unsigned levels_) : c(c_)
+    shape_t(size_t n, unsigned c_, unsigned levels_, uint64_t pass_terms = 0) : c(c_)
     {
         k = cuda_msm_table_t::windows_for(c);
         const unsigned want = levels_ == 0 ? k : std::min(levels_, k);
@@ -483,7 +492,8 @@ struct shape_t {
         span = std::min<uint32_t>(weigh_span, 1u << (c - 1));
         per_window = ceil_div(slots, span);
         sum_blocks_first = ceil_div(per_window, sum_threads);
-        chunk = static_cast<size_t>(std::min<uint64_t>(n, max_chunk_terms / k));
+        const uint64_t terms = pass_terms == 0 ? max_chunk_terms : pass_terms;
+        chunk = static_cast<size_t>(std::min<uint64_t>(n, std::max<uint64_t>(terms / k, 1)));
         const uint64_t top_key = uint64_t(r) * slots - 1;
         sort_bits = 1;
         while ((top_key >> sort_bits) != 0)
@@ -569,7 +579,7 @@ unsigned cuda_msm_table_t::levels_within(size_t n, unsigned window_bits, uint64_
 }
 
 cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_bits,
-                                   unsigned levels)
+                                   unsigned levels, uint64_t pass_terms)
     : impl_(std::make_unique<impl_t>(points))
 {
     const size_t n = points.size();
@@ -578,7 +588,8 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_
     CUZK_REQUIRE(window_bits >= min_window_bits && window_bits <= max_window_bits,
                  "cuda_msm_table_t: window bits out of range");
     CUZK_REQUIRE(n > 0, "cuda_msm_table_t: no points");
-    const shape_t sh(n, window_bits, levels);
+    CUZK_REQUIRE(pass_terms <= max_chunk_terms, "cuda_msm_table_t: passes of at most 2^28 terms");
+    const shape_t sh(n, window_bits, levels, pass_terms);
     CUZK_REQUIRE(uint64_t(sh.levels) * n < (uint64_t(1) << 31),
                  "cuda_msm_table_t: more than 2^31 stored points");
     auto& st = *impl_;
@@ -663,17 +674,21 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
     std::vector<blst_fp> totals(4 * size_t(st.r));
     static_assert(sizeof(blst_fp) * 4 == sizeof(bucket_mem_t), "XYZZ layout");
 
-    for (size_t first = 0; first < n; first += st.chunk) {
-        const size_t count = std::min(st.chunk, n - first);
+    // Equal passes of at most st.chunk scalars, all into the same buckets;
+    // then one weighing.
+    const size_t passes = (n + st.chunk - 1) / st.chunk;
+    const size_t per_pass = (n + passes - 1) / passes;
+    step_clock_t clock(s);
+    CUZK_CUDA_OK(cudaMemsetAsync(st.buckets, 0, size_t(st.r) * st.slots * sizeof(bucket_mem_t), s));
+    for (size_t first = 0; first < n; first += per_pass) {
+        const size_t count = std::min(per_pass, n - first);
         const uint32_t m = static_cast<uint32_t>(count * st.k);
-        step_clock_t clock(s);
-
         make_digits<<<uint32_t(impl.info.sm_count) * 4, 256, 0, s>>>(
             st.keys[0], st.values[0], all + first, static_cast<uint32_t>(count),
             static_cast<uint32_t>(first), static_cast<uint32_t>(st.n), st.c, st.k, st.r,
             st.slots);
         CUZK_CUDA_LAUNCHED(make_digits);
-        clock.mark();
+        clock.mark(step_clock_t::digits);
 
         cub::DoubleBuffer<uint32_t> keys(st.keys[0], st.keys[1]);
         cub::DoubleBuffer<uint32_t> values(st.values[0], st.values[1]);
@@ -681,10 +696,8 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
         CUZK_CUDA_OK(cub::DeviceRadixSort::SortPairs(st.sort_temp, temp_bytes, keys, values,
                                                      static_cast<int>(m), 0, int(st.sort_bits),
                                                      s));
-        clock.mark();
+        clock.mark(step_clock_t::sort);
 
-        CUZK_CUDA_OK(cudaMemsetAsync(st.buckets, 0,
-                                     size_t(st.r) * st.slots * sizeof(bucket_mem_t), s));
         const unsigned block = accumulate_block();
         if (block == accumulate_threads)
             accumulate_shares<accumulate_threads><<<st.share_threads / block, block, 0, s>>>(
@@ -695,38 +708,35 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
                 st.buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points,
                 st.table, static_cast<uint32_t>(st.n), m);
         CUZK_CUDA_LAUNCHED(accumulate_shares);
-        clock.mark();
+        clock.mark(step_clock_t::accumulate);
         const uint32_t slots = 2 * st.share_threads;
         fix_up<<<ceil_div(slots, 256), 256, 0, s>>>(st.buckets, st.part_keys, st.parts, slots);
         CUZK_CUDA_LAUNCHED(fix_up);
-        clock.mark();
-        weigh<<<ceil_div(groups, weigh_threads), weigh_threads, 0, s>>>(
-            st.weighed, st.buckets, st.slots, st.span, st.per_window, groups);
-        CUZK_CUDA_LAUNCHED(weigh);
-        clock.mark();
-        // Per window: blocks of sum_threads groups, then the blocks.
-        sum_blocks<<<st.r * st.sum_blocks_first, sum_threads, shared, s>>>(
-            st.sums, st.weighed, st.per_window, sum_threads, st.sum_blocks_first);
-        CUZK_CUDA_LAUNCHED(sum_blocks);
-        bucket_mem_t* window_totals = st.sums + size_t(st.r) * st.sum_blocks_first;
-        sum_blocks<<<st.r, sum_threads, shared, s>>>(window_totals, st.sums, st.sum_blocks_first,
-                                                     st.sum_blocks_first, 1);
-        CUZK_CUDA_LAUNCHED(sum_blocks);
-        CUZK_CUDA_OK(cudaMemcpyAsync(totals.data(), window_totals, st.r * sizeof(bucket_mem_t),
-                                     cudaMemcpyDeviceToHost, s));
-        clock.mark();
-        CUZK_CUDA_OK(cudaStreamSynchronize(s));
-        clock.report(count, st.c, st.levels, st.r);
+        clock.mark(step_clock_t::fix_up);
+    }
+    weigh<<<ceil_div(groups, weigh_threads), weigh_threads, 0, s>>>(
+        st.weighed, st.buckets, st.slots, st.span, st.per_window, groups);
+    CUZK_CUDA_LAUNCHED(weigh);
+    clock.mark(step_clock_t::weigh);
+    // Per window: blocks of sum_threads groups, then the blocks.
+    sum_blocks<<<st.r * st.sum_blocks_first, sum_threads, shared, s>>>(
+        st.sums, st.weighed, st.per_window, sum_threads, st.sum_blocks_first);
+    CUZK_CUDA_LAUNCHED(sum_blocks);
+    bucket_mem_t* window_totals = st.sums + size_t(st.r) * st.sum_blocks_first;
+    sum_blocks<<<st.r, sum_threads, shared, s>>>(window_totals, st.sums, st.sum_blocks_first,
+                                                 st.sum_blocks_first, 1);
+    CUZK_CUDA_LAUNCHED(sum_blocks);
+    CUZK_CUDA_OK(cudaMemcpyAsync(totals.data(), window_totals, st.r * sizeof(bucket_mem_t),
+                                 cudaMemcpyDeviceToHost, s));
+    clock.mark(step_clock_t::sum);
+    CUZK_CUDA_OK(cudaStreamSynchronize(s));
+    clock.report(n, passes, st.c, st.levels, st.r);
 
-        // sum_q 2^(c q) T_q, by Horner from the top window.
-        blst_p1 part;
-        std::memset(&part, 0, sizeof(part));
-        for (unsigned q = st.r; q-- > 0;) {
-            for (unsigned d = 0; d < st.c && q + 1 < st.r; d++)
-                blst_p1_double(&part, &part);
-            part = p1_add(part, xyzz_to_jacobian(&totals[4 * size_t(q)]));
-        }
-        out = p1_add(out, part);
+    // sum_q 2^(c q) T_q, by Horner from the top window.
+    for (unsigned q = st.r; q-- > 0;) {
+        for (unsigned d = 0; d < st.c && q + 1 < st.r; d++)
+            blst_p1_double(&out, &out);
+        out = p1_add(out, xyzz_to_jacobian(&totals[4 * size_t(q)]));
     }
 }
 

@@ -11,7 +11,8 @@
 // (Horner, r - 1 times c doublings). Level 0 is the point set itself. The
 // terms are sorted by bucket (CUB's radix sort) and summed in equal
 // shares by every thread, so the work stays balanced whatever the digits'
-// distribution. Scalars are taken in passes of at most 2^28 terms.
+// distribution. Scalars are taken in equal passes of at most 2^28 terms,
+// all summed into the same buckets.
 //
 // Costs: levels - 1 times the points' device memory for the table, and
 // 16 bytes a term of a pass for the sort plus 192 bytes a bucket, all
@@ -52,9 +53,11 @@ public:
 
     // Builds the table from points[0..points.size()) on their device (the
     // caller holds the device's lock); window_bits 0 = default_window_bits,
-    // levels 0 = all. `points` is level 0: it must outlive the table.
-    // Throws cuda_error_t (out of memory, say) or std::invalid_argument.
-    cuda_msm_table_t(const cuda_points_t& points, unsigned window_bits = 0, unsigned levels = 0);
+    // levels 0 = all, pass_terms 0 = 2^28 (fewer: more passes, for tests).
+    // `points` is level 0: it must outlive the table. Throws cuda_error_t
+    // (out of memory, say) or std::invalid_argument.
+    cuda_msm_table_t(const cuda_points_t& points, unsigned window_bits = 0, unsigned levels = 0,
+                     uint64_t pass_terms = 0);
     ~cuda_msm_table_t();
     cuda_msm_table_t(const cuda_msm_table_t&) = delete;
     cuda_msm_table_t& operator=(const cuda_msm_table_t&) = delete;
