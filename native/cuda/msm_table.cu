@@ -93,7 +93,7 @@ public:
         }
         std::fprintf(stderr,
                      "msm_table n=%zu c=%u levels=%u windows/level=%u passes=%zu: digits %.2f "
-                     "sort %.2f accumulate %.2f fix-up %.2f weigh %.2f sum %.2f ms\n",
+                     "sort %.2f accumulate %.2f fix-up+merge %.2f weigh %.2f sum %.2f ms\n",
                      n, c, levels, r, passes, ms[digits], ms[sort], ms[accumulate], ms[fix_up],
                      ms[weigh], ms[sum]);
     }
@@ -218,8 +218,8 @@ __global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalar
 
 // The sorted terms [first nonzero key, m) in equal shares, one per thread.
 // Runs of one key strictly inside a share are whole buckets of this pass,
-// added to the bucket (which holds the earlier passes' sums); a share's
-// first run goes to partial slot 2t, its last to 2t + 1 (a share of one
+// stored (the pass's buckets start at infinity); a share's first run goes
+// to partial slot 2t, its last to 2t + 1 (a share of one
 // run: the run at 2t, infinity with the same key at 2t + 1). Shares
 // without terms (only at the end) mark both slots no_key.
 template <unsigned block>
@@ -283,10 +283,8 @@ void accumulate_shares(bucket_mem_t* buckets, uint32_t* part_keys, bucket_mem_t*
             } else if (x == end) {
                 part_keys[2 * t + 1] = key;
                 parts[2 * t + 1] = acc;
-            } else {  // a whole bucket: add it to the earlier passes' sum
-                bucket_t b = buckets[key];
-                b.add(acc);
-                buckets[key] = b;
+            } else {  // a whole bucket: a plain store keeps the warp together
+                buckets[key] = acc;
             }
             acc.inf();
             key = next_key;
@@ -294,8 +292,8 @@ void accumulate_shares(bucket_mem_t* buckets, uint32_t* part_keys, bucket_mem_t*
     }
 }
 
-// Buckets with partial sums: the first slot of each key adds the run of
-// slots with that key (the slots' keys never decrease) to its bucket.
+// Buckets with partial sums: the first slot of each key stores the sum of
+// the run of slots with that key (the slots' keys never decrease).
 __global__ void fix_up(bucket_mem_t* buckets, const uint32_t* part_keys,
                        const bucket_mem_t* parts, uint32_t slots)
 {
@@ -304,12 +302,28 @@ __global__ void fix_up(bucket_mem_t* buckets, const uint32_t* part_keys,
         const uint32_t key = part_keys[s];
         if (key == no_key || (s > 0 && part_keys[s - 1] == key))
             continue;
-        bucket_t acc = buckets[key];  // the earlier passes' sum
-        for (uint32_t u = s; u < slots && part_keys[u] == key; u++) {
+        bucket_t acc = parts[s];
+        for (uint32_t u = s + 1; u < slots && part_keys[u] == key; u++) {
             bucket_t q = parts[u];
             acc.add(q);
         }
         buckets[key] = acc;
+    }
+}
+
+// total[b] += pass[b] for b < count: a later pass's buckets into the
+// first's. (Adding them inside accumulate_shares instead, a full addition
+// at every bucket's end, split the warps: 3 times slower at 2^27.)
+__global__ void merge_buckets(bucket_mem_t* total, const bucket_mem_t* pass, uint32_t count)
+{
+    for (uint32_t b = blockIdx.x * blockDim.x + threadIdx.x; b < count;
+         b += gridDim.x * blockDim.x) {
+        bucket_t p = pass[b];
+        if (p.is_inf())
+            continue;
+        bucket_t t = total[b];
+        t.add(p);
+        total[b] = t;
     }
 }
 
@@ -424,7 +438,8 @@ struct cuda_msm_table_t::impl_t {
     uint32_t* keys[2] = {nullptr, nullptr};
     uint32_t* values[2] = {nullptr, nullptr};
     void* sort_temp = nullptr;
-    bucket_mem_t* buckets = nullptr;
+    bucket_mem_t* buckets = nullptr;       // the first pass's, then the sums
+    bucket_mem_t* pass_buckets = nullptr;  // a later pass's (null: one pass)
     uint32_t* part_keys = nullptr;
     bucket_mem_t* parts = nullptr;
     bucket_mem_t* weighed = nullptr;
@@ -518,7 +533,9 @@ layout_t layout(size_t n, const shape_t& sh, uint32_t share_threads, size_t sort
               align256(uint64_t(share_threads) * 2 * sizeof(uint32_t));
     l.weighed = align256(uint64_t(sh.r) * sh.per_window * sizeof(bucket_mem_t));
     l.sums = align256(uint64_t(sh.r) * (sh.sum_blocks_first + 1) * sizeof(bucket_mem_t));
-    l.total = l.table + 4 * l.keys + l.sort_temp + l.buckets + l.parts + l.weighed + l.sums;
+    const bool passes = sh.chunk < n;  // a second bucket array for the later passes
+    l.total = l.table + 4 * l.keys + l.sort_temp + (passes ? 2 : 1) * l.buckets + l.parts +
+              l.weighed + l.sums;
     return l;
 }
 
@@ -624,6 +641,8 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_
     }
     st.sort_temp = carve(l.sort_temp);
     st.buckets = reinterpret_cast<bucket_mem_t*>(carve(l.buckets));
+    if (sh.chunk < n)
+        st.pass_buckets = reinterpret_cast<bucket_mem_t*>(carve(l.buckets));
     const uint64_t part_bytes = align256(uint64_t(st.share_threads) * 2 * sizeof(bucket_mem_t));
     st.parts = reinterpret_cast<bucket_mem_t*>(carve(part_bytes));
     st.part_keys = reinterpret_cast<uint32_t*>(carve(l.parts - part_bytes));
@@ -674,14 +693,17 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
     std::vector<blst_fp> totals(4 * size_t(st.r));
     static_assert(sizeof(blst_fp) * 4 == sizeof(bucket_mem_t), "XYZZ layout");
 
-    // Equal passes of at most st.chunk scalars, all into the same buckets;
-    // then one weighing.
+    // Equal passes of at most st.chunk scalars; each later pass's buckets
+    // are added to the first's, then one weighing.
     const size_t passes = (n + st.chunk - 1) / st.chunk;
     const size_t per_pass = (n + passes - 1) / passes;
+    const uint32_t nbuckets = st.r * st.slots;
+    const size_t bucket_bytes = size_t(nbuckets) * sizeof(bucket_mem_t);
     step_clock_t clock(s);
-    CUZK_CUDA_OK(cudaMemsetAsync(st.buckets, 0, size_t(st.r) * st.slots * sizeof(bucket_mem_t), s));
     for (size_t first = 0; first < n; first += per_pass) {
         const size_t count = std::min(per_pass, n - first);
+        bucket_mem_t* buckets = first == 0 ? st.buckets : st.pass_buckets;
+        CUZK_CUDA_OK(cudaMemsetAsync(buckets, 0, bucket_bytes, s));
         const uint32_t m = static_cast<uint32_t>(count * st.k);
         make_digits<<<uint32_t(impl.info.sm_count) * 4, 256, 0, s>>>(
             st.keys[0], st.values[0], all + first, static_cast<uint32_t>(count),
@@ -701,17 +723,22 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
         const unsigned block = accumulate_block();
         if (block == accumulate_threads)
             accumulate_shares<accumulate_threads><<<st.share_threads / block, block, 0, s>>>(
-                st.buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points,
+                buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points,
                 st.table, static_cast<uint32_t>(st.n), m);
         else
             accumulate_shares<accumulate_threads_lean><<<st.share_threads / block, block, 0, s>>>(
-                st.buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points,
+                buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points,
                 st.table, static_cast<uint32_t>(st.n), m);
         CUZK_CUDA_LAUNCHED(accumulate_shares);
         clock.mark(step_clock_t::accumulate);
         const uint32_t slots = 2 * st.share_threads;
-        fix_up<<<ceil_div(slots, 256), 256, 0, s>>>(st.buckets, st.part_keys, st.parts, slots);
+        fix_up<<<ceil_div(slots, 256), 256, 0, s>>>(buckets, st.part_keys, st.parts, slots);
         CUZK_CUDA_LAUNCHED(fix_up);
+        if (first != 0) {
+            merge_buckets<<<uint32_t(impl.info.sm_count) * 8, 256, 0, s>>>(st.buckets, buckets,
+                                                                            nbuckets);
+            CUZK_CUDA_LAUNCHED(merge_buckets);
+        }
         clock.mark(step_clock_t::fix_up);
     }
     weigh<<<ceil_div(groups, weigh_threads), weigh_threads, 0, s>>>(
