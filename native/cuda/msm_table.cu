@@ -1,17 +1,22 @@
 // G1 MSM over a fixed point set with precomputed shifted copies
-// (cuzk/cuda/msm_table.hpp). The steps of one call, all on stream 0:
-//   digits      each scalar cut into k signed c-bit digits: the key |d| and
-//               the value (table index, sign in bit 31) of every term
-//   sort        CUB's radix sort of the terms by key (c bits)
+// (cuzk/cuda/msm_table.hpp). The steps of one call, all on stream 0, per
+// pass of at most 2^28 terms:
+//   digits      each scalar cut into k signed c-bit digits: the key (the
+//               bucket: window within its level, |d|) and the value (table
+//               index, sign in bit 31) of every term
+//   sort        CUB's radix sort of the terms by key
 //   accumulate  the sorted terms cut into equal shares, one per thread;
 //               each thread sums its runs of equal keys (XYZZ += affine):
 //               runs inside its share are whole buckets, written directly;
 //               its first and last runs go to a list of partial sums
 //   fix up      each bucket that has partial sums gets their total
+//   merge       a later pass's buckets added to the first pass's
+// then once per call:
 //   weigh       sum_b b * S_b: each thread takes a range of buckets and
 //               returns sum (b - lo) S_b + lo * sum S_b
-//   sum         the threads' results, in two block-level passes
-// The only host work is the last XYZZ-to-Jacobian conversion.
+//   sum         the threads' results, in two block-level passes per window
+// The host converts each window's XYZZ sum and combines the windows of a
+// level (Horner, c doublings each).
 
 #include "blst_compat.cuh"
 
