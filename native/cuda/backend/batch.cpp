@@ -1,6 +1,8 @@
 // The CUDA backend's two halves of one batch: the plans the preamble makes
 // (lock not held) and the kernel region that runs them (lock held).
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -159,11 +161,46 @@ private:
     cuda_h_poly_t* h_;
 };
 
+// CUZK_MSM_TRACE=1 also prints where each kernel region's time went
+// (host clock: every step below returns when its device work is done).
+class region_clock_t {
+public:
+    region_clock_t()
+    {
+        static const bool on = std::getenv("CUZK_MSM_TRACE") != nullptr;
+        on_ = on;
+        last_ = std::chrono::steady_clock::now();
+    }
+    // The time since the previous mark, as step `i`.
+    void mark(int i)
+    {
+        if (!on_)
+            return;
+        const auto now = std::chrono::steady_clock::now();
+        ms_[i] = std::chrono::duration<double, std::milli>(now - last_).count();
+        last_ = now;
+    }
+    void report() const
+    {
+        if (on_)
+            std::fprintf(stderr,
+                         "kernel region: start %.2f L %.2f A %.2f B_G1 %.2f B_G2 ones %.2f "
+                         "H wait %.2f H MSM %.2f ms\n",
+                         ms_[0], ms_[1], ms_[2], ms_[3], ms_[4], ms_[5], ms_[6]);
+    }
+
+private:
+    bool on_ = false;
+    std::chrono::steady_clock::time_point last_;
+    double ms_[7] = {};
+};
+
 }  // namespace
 
 void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circuit_plan_t& plan)
 {
     out.h = infinity();
+    region_clock_t clock;
     cuda_h_poly_t* h = state.h_poly();
     // The H polynomial's NTTs (streams 1-3) run beside the L, A and B sums
     // (stream 0 and sppark's MSM streams), which do not need it.
@@ -176,14 +213,20 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
     h_started_t started(h);
     if (!overlap_h())
         started.finish();
+    clock.mark(0);
     out.l = evaluate(state.l(), *plan.l);
+    clock.mark(1);
     out.a = evaluate(state.a(), *plan.a);
+    clock.mark(2);
     out.b_g1 = evaluate(state.b_g1(), *plan.b_g1);
+    clock.mark(3);
     if (const cuda_g2_points_t* b_g2 = state.b_g2()) {
         cuda_batch_add_bitmap(out.b_g2_ones, *b_g2, plan.b_g1->ones.data(), plan.b_g1->points);
         out.b_g2_ones_done = true;
     }
+    clock.mark(4);
     started.finish();
+    clock.mark(5);
     if (h != nullptr && state.h_table() != nullptr) {
         state.h_table()->msm(out.h, h->coefficients(), state.h().size());
     } else if (h != nullptr) {
@@ -193,6 +236,8 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
             add(out.h, part);
         });
     }
+    clock.mark(6);
+    clock.report();
 }
 
 }  // namespace cuzk
