@@ -3,12 +3,11 @@
 // public headers in native/include/cuzk/cuda/.
 //
 //   cuzk-cuda-harness [--tests-only | --bench-only] [--sweep] [--table-sweep]
-//                     [--affine-sweep] [--seed N] [--max-log K]
+//                     [--seed N] [--max-log K]
 //
 // --sweep adds the MSM window-size sweep (the tuning behind auto_window_bias
 // in msm.cu); --table-sweep times cuda_msm_table_t at several window widths
-// instead of the default one; --affine-sweep times the default table with
-// the XYZZ and the affine accumulations side by side; --max-log K shrinks the benchmark (sizes are relative to 2^K,
+// instead of the default one; --max-log K shrinks the benchmark (sizes are relative to 2^K,
 // K <= 24).
 // Exit status: 0 all checks passed, 1 a check failed, 2 usage or setup
 // error, 77 no CUDA device.
@@ -761,24 +760,18 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
     // = all; fewer make each level serve several windows (1: none stored).
     // Passes: terms a pass (0: the default, one pass here); fewer make the
     // later passes add into the buckets of the earlier ones.
-    // Affine: segments a thread of the affine accumulation (0: XYZZ).
     struct shape_t {
         unsigned c, levels;
         uint64_t pass_terms;
-        int affine;
     };
-    const shape_t shapes[] = {
-        {0, 0, 0, 0},       {4, 0, 0, 0},        {8, 0, 0, 0},     {13, 0, 0, 0},
-        {22, 0, 0, 0},      {0, 1, 0, 0},        {8, 5, 0, 0},     {13, 3, 0, 0},
-        {16, 15, 0, 0},     {0, 0, 100000, 0},   {13, 3, 30011, 0}, {0, 0, 0, 32},
-        {4, 0, 0, 16},      {22, 0, 0, 64},      {8, 5, 0, 8},     {0, 0, 100000, 32},
-        {13, 3, 30011, 16}};
-    for (const auto& [c, levels, pass_terms, affine] : shapes) {
+    const shape_t shapes[] = {{0, 0, 0},  {4, 0, 0},  {8, 0, 0},       {13, 0, 0},
+                              {22, 0, 0}, {0, 1, 0},  {8, 5, 0},       {13, 3, 0},
+                              {16, 15, 0}, {0, 0, 100000}, {13, 3, 30011}};
+    for (const auto& [c, levels, pass_terms] : shapes) {
         const std::string name = "c=" + std::to_string(c) + " levels=" + std::to_string(levels) +
-                                 " pass=" + std::to_string(pass_terms) +
-                                 " affine=" + std::to_string(affine);
+                                 " pass=" + std::to_string(pass_terms);
         guarded("msm table " + name, [&] {
-            cuda_msm_table_t table(dpts, c, levels, pass_terms, affine);
+            cuda_msm_table_t table(dpts, c, levels, pass_terms);
             const unsigned want_c = c ? c : cuda_msm_table_t::default_window_bits(N);
             const unsigned k = cuda_msm_table_t::windows_for(want_c);
             const unsigned r = levels ? (k + levels - 1) / levels : 1;
@@ -787,13 +780,11 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
                                      std::to_string(want_levels) +
                                      (pass_terms ? " passes of " + std::to_string(pass_terms) +
                                                        " terms"
-                                                 : "") +
-                                     (affine ? " affine " + std::to_string(affine) : "");
+                                                 : "");
             check(table.size() == N && table.window_bits() == want_c &&
                       table.levels() == want_levels &&
-                      table.affine_segments() == unsigned(affine) &&
                       table.bytes() >= N * sizeof(blst_p1_affine) * (want_levels - 1) &&
-                      table.bytes() <= cuda_msm_table_t::bytes_for(N, c, levels, affine),
+                      table.bytes() <= cuda_msm_table_t::bytes_for(N, c, levels),
                   what + ": size, width, levels and bytes");
             blst_p1 got;
             table.msm(got, ds, 0);
@@ -824,8 +815,8 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
     }
     // One point and its negation, over and over (a few of a second point),
     // with scalars whose every 4-bit digit is 1: at c = 4 every term falls
-    // in one bucket, so each segment of the affine accumulation meets P = A
-    // (a doubling) and P = -A (the sum cancels); XYZZ meets them too.
+    // in one bucket, so the accumulation meets P = A (a doubling) and P = -A
+    // (the sum cancels).
     guarded("msm table repeated points", [&] {
         const size_t M = 40000;
         std::vector<blst_p1_affine> base = random_points(2, rng.next());
@@ -851,15 +842,13 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
         cuda_fr_buffer_t dsmall(dev, M);
         dsmall.upload(s.data(), M);
         const blst_p1 want = cpu_msm(rep.data(), canon.data(), M);
-        for (int affine : {0, 8, 32}) {
-            for (unsigned c : {0u, 4u}) {
-                cuda_msm_table_t table(drep, c, 0, 0, affine);
-                blst_p1 got;
-                table.msm(got, dsmall, M);
-                check(blst_p1_is_equal(&got, &want),
-                      "table c=" + std::to_string(table.window_bits()) + " affine " +
-                          std::to_string(affine) + ": repeated and opposite points");
-            }
+        for (unsigned c : {0u, 4u}) {
+            cuda_msm_table_t table(drep, c);
+            blst_p1 got;
+            table.msm(got, dsmall, M);
+            check(blst_p1_is_equal(&got, &want),
+                  "table c=" + std::to_string(table.window_bits()) +
+                      ": repeated and opposite points");
         }
     });
     guarded("msm table bad width", [&] {
@@ -980,8 +969,7 @@ void test_h(cuda_device_t& dev, rng_t& rng)
 
 // ---------------------------------------------------------------- bench
 
-void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep, bool table_sweep,
-           bool affine_sweep)
+void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep, bool table_sweep)
 {
     // Sizes relative to the top (2^24 by default: MSM 2^20/22/24, subset
     // 2^22/23, batch addition 2^23, NTT 2^24, H 2^20/23).
@@ -1067,29 +1055,19 @@ void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep, bool ta
     // ---- MSMs over precomputed tables (cuda_msm_table_t), device scalars;
     // sppark's rows above ("device scalars") are the reference
     {
-        // (width, levels, affine segments); the default: all levels at the
-        // default width, the accumulation CUZK_MSM_AFFINE picks (-1).
-        struct shape_t {
-            unsigned c, levels;
-            int affine;
-        };
-        std::vector<shape_t> shapes{{0, 0, -1}, {22, 4, -1}};
-        if (table_sweep)
-            shapes = {{20, 0, -1}, {22, 0, -1}, {22, 6, -1}, {22, 4, -1},
-                      {22, 2, -1}, {22, 1, -1}, {16, 1, -1}};
-        if (affine_sweep)  // XYZZ and affine side by side
-            shapes = {{0, 0, 0},  {0, 0, 16}, {0, 0, 32}, {0, 0, 64}, {0, 0, 0},
-                      {0, 0, 32}, {22, 4, 0}, {22, 4, 32}};
-        for (const auto& [c, levels, affine] : shapes) {
+        // (width, levels); the default: all levels at the default width.
+        const std::vector<std::pair<unsigned, unsigned>> shapes =
+            table_sweep ? std::vector<std::pair<unsigned, unsigned>>{{20, 0}, {22, 0}, {22, 6},
+                                                                     {22, 4}, {22, 2}, {22, 1},
+                                                                     {16, 1}}
+                        : std::vector<std::pair<unsigned, unsigned>>{{0, 0}, {22, 4}};
+        for (const auto& [c, levels] : shapes) {
             guarded("table bench", [&] {
                 const double b0 = now_ms();
-                cuda_msm_table_t table(P, c, levels, 0, affine);
+                cuda_msm_table_t table(P, c, levels);
                 const double build_ms = now_ms() - b0;
                 const std::string width = "c=" + std::to_string(table.window_bits()) + " levels=" +
-                                          std::to_string(table.levels()) +
-                                          (table.affine_segments()
-                                               ? " affine " + std::to_string(table.affine_segments())
-                                               : "");
+                                          std::to_string(table.levels());
                 g_rows.push_back({"MSM table build", pow2(top), width + ", " +
                                   std::to_string(table.bytes() >> 20) + " MiB", build_ms,
                                   build_ms, "-"});
@@ -1104,7 +1082,7 @@ void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep, bool ta
                     add_row("G1 MSM table", pow2(k), width + ", device scalars", t,
                             blst_p1_is_equal(&got, &want), "closed form");
                 }
-                if (!table_sweep && !affine_sweep && c == 0) {
+                if (!table_sweep && c == 0) {
                     // the default width per size: a table over that many points
                     for (unsigned k : {top - 4, top - 2}) {
                         const size_t n = size_t(1) << k;
@@ -1276,7 +1254,7 @@ void print_table(const cuda_device_t& dev)
 
 int main(int argc, char** argv)
 {
-    bool tests = true, benches = true, sweep = false, table_sweep = false, affine_sweep = false;
+    bool tests = true, benches = true, sweep = false, table_sweep = false;
     uint64_t seed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
     unsigned max_log = 24;
     for (int i = 1; i < argc; i++) {
@@ -1289,16 +1267,14 @@ int main(int argc, char** argv)
             sweep = true;
         else if (a == "--table-sweep")
             table_sweep = true;
-        else if (a == "--affine-sweep")
-            affine_sweep = true;
         else if (a == "--seed" && i + 1 < argc)
             seed = std::strtoull(argv[++i], nullptr, 0);
         else if (a == "--max-log" && i + 1 < argc)
             max_log = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 0));
         else {
             std::fprintf(stderr,
-                         "usage: %s [--tests-only|--bench-only] [--sweep] [--table-sweep] "
-                         "[--affine-sweep] [--seed N] [--max-log K]\n",
+                         "usage: %s [--tests-only|--bench-only] [--sweep] [--table-sweep] [--seed N] "
+                         "[--max-log K]\n",
                          argv[0]);
             return 2;
         }
@@ -1326,7 +1302,7 @@ int main(int argc, char** argv)
             std::printf("tests: %.1f s\n", (now_ms() - t0) / 1000);
         }
         if (benches) {
-            bench(dev, rng, max_log, sweep, table_sweep, affine_sweep);
+            bench(dev, rng, max_log, sweep, table_sweep);
             print_table(dev);
         }
     } catch (const std::exception& e) {

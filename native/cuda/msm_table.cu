@@ -86,8 +86,7 @@ public:
         CUZK_CUDA_OK(cudaEventRecord(e, stream_));
     }
     // After the stream has been waited for.
-    void report(size_t n, size_t passes, unsigned c, unsigned levels, unsigned r,
-                unsigned segments) const
+    void report(size_t n, size_t passes, unsigned c, unsigned levels, unsigned r) const
     {
         if (!on_)
             return;
@@ -98,10 +97,9 @@ public:
             ms[events_[i].first] += t;
         }
         std::fprintf(stderr,
-                     "msm_table n=%zu c=%u levels=%u windows/level=%u passes=%zu affine=%u: "
-                     "digits %.2f sort %.2f accumulate %.2f fix-up+merge %.2f weigh %.2f sum "
-                     "%.2f ms\n",
-                     n, c, levels, r, passes, segments, ms[digits], ms[sort], ms[accumulate], ms[fix_up],
+                     "msm_table n=%zu c=%u levels=%u windows/level=%u passes=%zu: digits %.2f "
+                     "sort %.2f accumulate %.2f fix-up+merge %.2f weigh %.2f sum %.2f ms\n",
+                     n, c, levels, r, passes, ms[digits], ms[sort], ms[accumulate], ms[fix_up],
                      ms[weigh], ms[sum]);
     }
 
@@ -299,182 +297,6 @@ void accumulate_shares(bucket_mem_t* buckets, uint32_t* part_keys, bucket_mem_t*
     }
 }
 
-// The affine accumulation (CUZK_MSM_AFFINE, tuning): the same shares as
-// accumulate_shares, each cut into S segments that one thread advances
-// together, a term per segment a step. A segment's running sum is affine,
-// so a step's additions need S slopes: their denominators' product is
-// inverted once (Montgomery's trick; sppark's paired-lane reciprocal, so
-// every lane of a warp runs the same number of steps), then unwound from
-// the last segment. An addition costs 6 field multiplications and a share
-// of the inversion, against 10 for XYZZ += affine; the sums, slopes and
-// pending points live in local memory. Exceptions: a point at infinity is
-// skipped; P = A doubles A (slope 3x^2 / 2y); P = -A empties the segment.
-// Runs strictly inside a segment are whole buckets, stored directly; a
-// segment's first run goes to partial slot 2 (t S + s), its last to the
-// next slot, as accumulate_shares does per share. A segment without terms
-// (shares shorter than S) gives both slots infinity under the key of the
-// term after it, so the slots' keys never decrease.
-struct xyzz_fields_mem_t {
-    fp_t::mem_t X, Y, ZZZ, ZZ;
-};
-static_assert(sizeof(xyzz_fields_mem_t) == sizeof(bucket_mem_t), "XYZZ layout");
-
-__device__ __forceinline__ void store_affine(xyzz_fields_mem_t& out, const fp_t& x, const fp_t& y,
-                                             bool infinity)
-{
-    out.X = x;
-    out.Y = y;
-    out.ZZZ = fp_t::one(infinity);
-    out.ZZ = fp_t::one(infinity);
-}
-
-template <unsigned block, unsigned S>
-__launch_bounds__(block, 2) __global__
-void accumulate_affine(bucket_mem_t* buckets, uint32_t* part_keys, bucket_mem_t* parts,
-                       const uint32_t* keys, const uint32_t* values, const affine_mem_t* points,
-                       const affine_mem_t* table, uint32_t n, uint32_t m)
-{
-#ifdef __CUDA_ARCH__
-    static_assert(S >= 1 && S <= 64, "a bit a segment");
-    const auto* level0 = reinterpret_cast<const affine_fields_mem_t*>(points);
-    const auto* levels = reinterpret_cast<const affine_fields_mem_t*>(table);
-    auto* whole = reinterpret_cast<xyzz_fields_mem_t*>(buckets);
-    auto* partial = reinterpret_cast<xyzz_fields_mem_t*>(parts);
-    const uint32_t threads = gridDim.x * blockDim.x;
-    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t lo = 0, hi = m;  // the first term with a nonzero key
-    while (lo < hi) {
-        const uint32_t mid = lo + (hi - lo) / 2;
-        if (keys[mid] == 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    const uint32_t share = (m - lo + threads - 1) / threads;
-    const uint64_t begin64 = lo + uint64_t(t) * share;
-    const uint32_t begin = begin64 < m ? uint32_t(begin64) : m;
-    const uint32_t end = uint32_t(min64(begin64 + share, m));
-    const uint32_t len = end - begin;
-    // Segment s: [begin + s len / S, begin + (s + 1) len / S).
-    auto seg_lo = [&](unsigned s) { return begin + uint32_t(uint64_t(s) * len / S); };
-    const uint32_t steps = (share + S - 1) / S;  // the same in every thread
-
-    fp_t ax[S], ay[S], px[S], num[S], pre[S];
-    uint32_t key[S];
-#pragma unroll 1
-    for (unsigned s = 0; s < S; s++)
-        key[s] = no_key;
-    uint64_t empty = ~uint64_t(0);  // bit s: segment s has no running sum
-    uint64_t first = ~uint64_t(0);  // bit s: its current run is its first
-    const uint32_t slot0 = 2 * (t * S);
-    // The run of key[s] ends: its sum to a partial slot or to its bucket.
-    auto emit = [&](unsigned s, bool last) {
-        const uint64_t bit = uint64_t(1) << s;
-        const bool inf = (empty & bit) != 0;
-        const uint32_t slot = slot0 + 2 * s;
-        if (first & bit) {
-            part_keys[slot] = key[s];
-            store_affine(partial[slot], ax[s], ay[s], inf);
-            if (last) {
-                part_keys[slot + 1] = key[s];
-                store_affine(partial[slot + 1], ax[s], ay[s], true);
-            }
-            first &= ~bit;
-        } else if (last) {
-            part_keys[slot + 1] = key[s];
-            store_affine(partial[slot + 1], ax[s], ay[s], inf);
-        } else {
-            store_affine(whole[key[s]], ax[s], ay[s], inf);
-        }
-    };
-
-#pragma unroll 1
-    for (uint32_t step = 0; step < steps; step++) {
-        fp_t product = fp_t::one();
-        uint64_t pending = 0, doubling = 0;
-#pragma unroll 1
-        for (unsigned s = 0; s < S; s++) {
-            const uint32_t x = seg_lo(s) + step;
-            if (x >= seg_lo(s + 1))
-                continue;
-            const uint64_t bit = uint64_t(1) << s;
-            const uint32_t k = keys[x];
-            const uint32_t v = values[x];
-            if (step == 0) {
-                key[s] = k;
-            } else if (k != key[s]) {
-                emit(s, false);
-                empty |= bit;
-                key[s] = k;
-            }
-            const uint32_t idx = v & 0x7fffffff;
-            const affine_fields_mem_t& src = idx < n ? level0[idx] : levels[idx - n];
-            const fp_t x2 = src.X;
-            fp_t y2 = src.Y;
-            if (x2.is_zero(y2))
-                continue;  // infinity
-            y2.cneg((v >> 31) != 0);
-            if (empty & bit) {
-                ax[s] = x2;
-                ay[s] = y2;
-                empty &= ~bit;
-                continue;
-            }
-            fp_t d = x2 - ax[s];
-            fp_t slope_num = y2 - ay[s];
-            if (d.is_zero()) {
-                if (!slope_num.is_zero()) {  // P = -A
-                    empty |= bit;
-                    continue;
-                }
-                d = ay[s] + ay[s];  // P = A
-                slope_num = ax[s] ^ 2;
-                slope_num = slope_num + slope_num + slope_num;
-                doubling |= bit;
-            }
-            px[s] = x2;
-            num[s] = slope_num;
-            pre[s] = product;
-            product *= d;
-            pending |= bit;
-        }
-        fp_t inverse = product.reciprocal();
-#pragma unroll 1
-        for (unsigned s = S; s-- > 0;) {
-            if (!((pending >> s) & 1))
-                continue;
-            const fp_t a_x = ax[s], a_y = ay[s], p_x = px[s];
-            const fp_t d = ((doubling >> s) & 1) ? a_y + a_y : p_x - a_x;
-            const fp_t inv = inverse * pre[s];
-            inverse *= d;
-            const fp_t slope = num[s] * inv;
-            fp_t x3 = slope ^ 2;
-            x3 -= a_x;
-            x3 -= p_x;
-            fp_t y3 = a_x - x3;
-            y3 *= slope;
-            y3 -= a_y;
-            ax[s] = x3;
-            ay[s] = y3;
-        }
-    }
-#pragma unroll 1
-    for (unsigned s = 0; s < S; s++) {
-        const uint32_t a = seg_lo(s), b = seg_lo(s + 1);
-        if (a < b) {
-            emit(s, true);
-            continue;
-        }
-        const uint32_t slot = slot0 + 2 * s;
-        const uint32_t k = len == 0 ? no_key : keys[a < end ? a : end - 1];
-        for (uint32_t u = slot; u < slot + 2; u++) {
-            part_keys[u] = k;
-            store_affine(partial[u], fp_t::one(), fp_t::one(), true);
-        }
-    }
-#endif
-}
-
 // Buckets with partial sums: the first slot of each key stores the sum of
 // the run of slots with that key (the slots' keys never decrease).
 __global__ void fix_up(bucket_mem_t* buckets, const uint32_t* part_keys,
@@ -613,7 +435,6 @@ struct cuda_msm_table_t::impl_t {
     uint32_t sum_blocks_first = 0;  // blocks per window in the first sum pass
     size_t chunk = 0;      // scalars per pass (chunk * k terms)
     uint32_t share_threads = 0;
-    unsigned segments = 0;  // affine accumulation: segments a thread (0: XYZZ)
     unsigned sort_bits = 0;
     size_t sort_temp_bytes = 0;
     uint64_t total_bytes = 0;
@@ -647,66 +468,6 @@ constexpr uint64_t max_chunk_terms = uint64_t(1) << 28;
 // Accumulation threads assumed by bytes_for (the real count is the
 // device's resident maximum, 50,688 on an H200).
 constexpr uint32_t planned_share_threads = uint32_t(1) << 17;
-// The affine accumulation: threads times segments at most (partial sums:
-// 2 slots a segment, 196 bytes each).
-constexpr uint32_t max_affine_segments = uint32_t(1) << 21;
-constexpr unsigned affine_threads = 256;
-
-// Segments a thread for `affine` (-1: CUZK_MSM_AFFINE, unset = 0); 0 = the
-// XYZZ accumulation. Accepted: 0, 8, 16, 32, 64.
-unsigned segments_for(int affine)
-{
-    if (affine < 0) {
-        static const int from_env = [] {
-            const char* v = std::getenv("CUZK_MSM_AFFINE");
-            return v == nullptr ? 0 : std::atoi(v);
-        }();
-        affine = from_env;
-    }
-    CUZK_REQUIRE(affine == 0 || affine == 8 || affine == 16 || affine == 32 || affine == 64,
-                 "cuda_msm_table_t: affine segments must be 0, 8, 16, 32 or 64");
-    return static_cast<unsigned>(affine);
-}
-
-template <unsigned S>
-uint32_t affine_threads_for(const cuda_device_t::impl_t& impl)
-{
-    int per_sm = 0;
-    const cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, accumulate_affine<affine_threads, S>, affine_threads, 0);
-    if (e != cudaSuccess || per_sm < 1)
-        per_sm = 1;
-    const uint32_t resident = uint32_t(impl.info.sm_count) * uint32_t(per_sm) * affine_threads;
-    const uint32_t cap = max_affine_segments / S / affine_threads * affine_threads;
-    return std::max<uint32_t>(affine_threads, std::min(resident, cap));
-}
-
-void launch_affine(unsigned segments, uint32_t threads, cudaStream_t s, bucket_mem_t* buckets,
-                   uint32_t* part_keys, bucket_mem_t* parts, const uint32_t* keys,
-                   const uint32_t* values, const affine_mem_t* points, const affine_mem_t* table,
-                   uint32_t n, uint32_t m)
-{
-    const uint32_t blocks = threads / affine_threads;
-    switch (segments) {
-    case 8:
-        accumulate_affine<affine_threads, 8><<<blocks, affine_threads, 0, s>>>(
-            buckets, part_keys, parts, keys, values, points, table, n, m);
-        break;
-    case 16:
-        accumulate_affine<affine_threads, 16><<<blocks, affine_threads, 0, s>>>(
-            buckets, part_keys, parts, keys, values, points, table, n, m);
-        break;
-    case 32:
-        accumulate_affine<affine_threads, 32><<<blocks, affine_threads, 0, s>>>(
-            buckets, part_keys, parts, keys, values, points, table, n, m);
-        break;
-    default:
-        accumulate_affine<affine_threads, 64><<<blocks, affine_threads, 0, s>>>(
-            buckets, part_keys, parts, keys, values, points, table, n, m);
-        break;
-    }
-    CUZK_CUDA_LAUNCHED(accumulate_affine);
-}
 
 unsigned accumulate_block()
 {
@@ -719,20 +480,8 @@ unsigned accumulate_block()
 }
 
 // Shares for the accumulation: as many threads as fit on the device at once.
-uint32_t share_threads_for(const cuda_device_t::impl_t& impl, unsigned segments)
+uint32_t share_threads_for(const cuda_device_t::impl_t& impl)
 {
-    switch (segments) {
-    case 0:
-        break;
-    case 8:
-        return affine_threads_for<8>(impl);
-    case 16:
-        return affine_threads_for<16>(impl);
-    case 32:
-        return affine_threads_for<32>(impl);
-    default:
-        return affine_threads_for<64>(impl);
-    }
     const unsigned block = accumulate_block();
     int per_sm = 0;
     const cudaError_t e =
@@ -777,8 +526,7 @@ struct layout_t {
     uint64_t table, keys, sort_temp, buckets, parts, weighed, sums, total;
 };
 
-// share_slots: partial-sum slot pairs (threads, or threads times segments).
-layout_t layout(size_t n, const shape_t& sh, uint32_t share_slots, size_t sort_temp_bytes)
+layout_t layout(size_t n, const shape_t& sh, uint32_t share_threads, size_t sort_temp_bytes)
 {
     const uint64_t terms = uint64_t(sh.chunk) * sh.k;
     layout_t l;
@@ -786,8 +534,8 @@ layout_t layout(size_t n, const shape_t& sh, uint32_t share_slots, size_t sort_t
     l.keys = align256(terms * sizeof(uint32_t));
     l.sort_temp = align256(sort_temp_bytes);
     l.buckets = align256(sh.buckets() * sizeof(bucket_mem_t));
-    l.parts = align256(uint64_t(share_slots) * 2 * sizeof(bucket_mem_t)) +
-              align256(uint64_t(share_slots) * 2 * sizeof(uint32_t));
+    l.parts = align256(uint64_t(share_threads) * 2 * sizeof(bucket_mem_t)) +
+              align256(uint64_t(share_threads) * 2 * sizeof(uint32_t));
     l.weighed = align256(uint64_t(sh.r) * sh.per_window * sizeof(bucket_mem_t));
     l.sums = align256(uint64_t(sh.r) * (sh.sum_blocks_first + 1) * sizeof(bucket_mem_t));
     const bool passes = sh.chunk < n;  // a second bucket array for the later passes
@@ -831,8 +579,7 @@ unsigned cuda_msm_table_t::windows_for(unsigned window_bits) noexcept
     return (256 + window_bits - 1) / window_bits;
 }
 
-uint64_t cuda_msm_table_t::bytes_for(size_t n, unsigned window_bits, unsigned levels,
-                                     int affine)
+uint64_t cuda_msm_table_t::bytes_for(size_t n, unsigned window_bits, unsigned levels) noexcept
 {
     if (window_bits == 0)
         window_bits = default_window_bits(n);
@@ -840,26 +587,23 @@ uint64_t cuda_msm_table_t::bytes_for(size_t n, unsigned window_bits, unsigned le
     // Sort temporaries: CUB's double-buffer sort needs little beyond the
     // buffers; count a buffer's worth.
     const uint64_t terms = uint64_t(sh.chunk) * sh.k;
-    const uint32_t slots = segments_for(affine) == 0 ? planned_share_threads : max_affine_segments;
-    return layout(n, sh, slots, terms * sizeof(uint32_t)).total;
+    return layout(n, sh, planned_share_threads, terms * sizeof(uint32_t)).total;
 }
 
-unsigned cuda_msm_table_t::levels_within(size_t n, unsigned window_bits, uint64_t budget,
-                                         int affine)
+unsigned cuda_msm_table_t::levels_within(size_t n, unsigned window_bits, uint64_t budget) noexcept
 {
     if (window_bits == 0)
         window_bits = default_window_bits(n);
     for (unsigned levels = windows_for(window_bits); levels >= 1; levels--)
-        if (bytes_for(n, window_bits, levels, affine) <= budget)
+        if (bytes_for(n, window_bits, levels) <= budget)
             return levels;
     return 0;
 }
 
 cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_bits,
-                                   unsigned levels, uint64_t pass_terms, int affine)
+                                   unsigned levels, uint64_t pass_terms)
     : impl_(std::make_unique<impl_t>(points))
 {
-    const unsigned segments = segments_for(affine);
     const size_t n = points.size();
     if (window_bits == 0)
         window_bits = default_window_bits(n);
@@ -884,11 +628,9 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_
     st.sum_blocks_first = sh.sum_blocks_first;
     st.chunk = sh.chunk;
     st.sort_bits = sh.sort_bits;
-    st.segments = segments;
-    st.share_threads = share_threads_for(impl, segments);
-    const uint32_t share_slots = st.share_threads * std::max(1u, segments);
+    st.share_threads = share_threads_for(impl);
     st.sort_temp_bytes = sort_temp_for(uint64_t(sh.chunk) * sh.k, sh.sort_bits);
-    const layout_t l = layout(n, sh, share_slots, st.sort_temp_bytes);
+    const layout_t l = layout(n, sh, st.share_threads, st.sort_temp_bytes);
     st.total_bytes = l.total;
     st.base = impl.alloc(l.total);
     char* at = static_cast<char*>(st.base);
@@ -906,7 +648,7 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_
     st.buckets = reinterpret_cast<bucket_mem_t*>(carve(l.buckets));
     if (sh.chunk < n)
         st.pass_buckets = reinterpret_cast<bucket_mem_t*>(carve(l.buckets));
-    const uint64_t part_bytes = align256(uint64_t(share_slots) * 2 * sizeof(bucket_mem_t));
+    const uint64_t part_bytes = align256(uint64_t(st.share_threads) * 2 * sizeof(bucket_mem_t));
     st.parts = reinterpret_cast<bucket_mem_t*>(carve(part_bytes));
     st.part_keys = reinterpret_cast<uint32_t*>(carve(l.parts - part_bytes));
     st.weighed = reinterpret_cast<bucket_mem_t*>(carve(l.weighed));
@@ -933,7 +675,6 @@ size_t cuda_msm_table_t::size() const noexcept { return impl_->n; }
 unsigned cuda_msm_table_t::window_bits() const noexcept { return impl_->c; }
 unsigned cuda_msm_table_t::levels() const noexcept { return impl_->levels; }
 uint64_t cuda_msm_table_t::bytes() const noexcept { return impl_->total_bytes; }
-unsigned cuda_msm_table_t::affine_segments() const noexcept { return impl_->segments; }
 cuda_device_t& cuda_msm_table_t::device() const noexcept { return impl_->device; }
 
 void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t n) const
@@ -985,11 +726,7 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
         clock.mark(step_clock_t::sort);
 
         const unsigned block = accumulate_block();
-        if (st.segments != 0)
-            launch_affine(st.segments, st.share_threads, s, buckets, st.part_keys, st.parts,
-                          keys.Current(), values.Current(), points, st.table,
-                          static_cast<uint32_t>(st.n), m);
-        else if (block == accumulate_threads)
+        if (block == accumulate_threads)
             accumulate_shares<accumulate_threads><<<st.share_threads / block, block, 0, s>>>(
                 buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points,
                 st.table, static_cast<uint32_t>(st.n), m);
@@ -997,11 +734,9 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
             accumulate_shares<accumulate_threads_lean><<<st.share_threads / block, block, 0, s>>>(
                 buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points,
                 st.table, static_cast<uint32_t>(st.n), m);
-        if (st.segments == 0) {
-            CUZK_CUDA_LAUNCHED(accumulate_shares);
-        }
+        CUZK_CUDA_LAUNCHED(accumulate_shares);
         clock.mark(step_clock_t::accumulate);
-        const uint32_t slots = 2 * st.share_threads * std::max(1u, st.segments);
+        const uint32_t slots = 2 * st.share_threads;
         fix_up<<<ceil_div(slots, 256), 256, 0, s>>>(buckets, st.part_keys, st.parts, slots);
         CUZK_CUDA_LAUNCHED(fix_up);
         if (first != 0) {
@@ -1027,7 +762,7 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
                                  cudaMemcpyDeviceToHost, s));
     clock.mark(step_clock_t::sum);
     CUZK_CUDA_OK(cudaStreamSynchronize(s));
-    clock.report(n, passes, st.c, st.levels, st.r, st.segments);
+    clock.report(n, passes, st.c, st.levels, st.r);
 
     // sum_q 2^(c q) T_q, by Horner from the top window.
     for (unsigned q = st.r; q-- > 0;) {

@@ -46,24 +46,18 @@ public:
     static unsigned windows_for(unsigned window_bits) noexcept;
     // Device bytes a table over n points with this width (0: the default)
     // and at most `levels` levels (0: all k) takes, working buffers
-    // included; `affine` as for the constructor.
-    static uint64_t bytes_for(size_t n, unsigned window_bits, unsigned levels = 0,
-                              int affine = -1);
+    // included.
+    static uint64_t bytes_for(size_t n, unsigned window_bits, unsigned levels = 0) noexcept;
     // The most levels whose table fits in `budget` bytes; 0 when none does.
-    static unsigned levels_within(size_t n, unsigned window_bits, uint64_t budget,
-                                  int affine = -1);
+    static unsigned levels_within(size_t n, unsigned window_bits, uint64_t budget) noexcept;
 
     // Builds the table from points[0..points.size()) on their device (the
     // caller holds the device's lock); window_bits 0 = default_window_bits,
     // levels 0 = all, pass_terms 0 = 2^28 (fewer: more passes, for tests).
-    // affine: how the buckets are summed: 0 in XYZZ (one term at a time a
-    // thread), 8, 16, 32 or 64 in affine form with that many segments a
-    // thread sharing one inversion a step (Montgomery's trick); -1 reads
-    // CUZK_MSM_AFFINE (unset: 0).
     // `points` is level 0: it must outlive the table. Throws cuda_error_t
     // (out of memory, say) or std::invalid_argument.
     cuda_msm_table_t(const cuda_points_t& points, unsigned window_bits = 0, unsigned levels = 0,
-                     uint64_t pass_terms = 0, int affine = -1);
+                     uint64_t pass_terms = 0);
     ~cuda_msm_table_t();
     cuda_msm_table_t(const cuda_msm_table_t&) = delete;
     cuda_msm_table_t& operator=(const cuda_msm_table_t&) = delete;
@@ -73,8 +67,6 @@ public:
     // Levels stored, the point set included (windows_for(c) when all).
     unsigned levels() const noexcept;
     uint64_t bytes() const noexcept;
-    // Affine segments a thread (0: XYZZ accumulation).
-    unsigned affine_segments() const noexcept;
     cuda_device_t& device() const noexcept;
 
     // out = sum(scalars[i] * P_i) for i < n <= size(), the scalars in
