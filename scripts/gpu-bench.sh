@@ -17,6 +17,8 @@
 # (about 47 GB) are generated in-process on the device, and the bench then
 # proves from the same compiled shape. Host memory used is sampled every
 # 2 s into p27-host-mem.txt, the device's into gpu-samples.csv.
+# P27_WORKERS, P27_QUEUE, P27_GPU_WORKERS (default 1 each): partition
+# workers, queue depth, GPU workers.
 # Logs and JSON go to $OUT (or gpu-results/). Each `cuzk` run generates its
 # own parameters in-process (reading multi-GB .params files with every point
 # checked is slower than generating them on 16 cores).
@@ -91,7 +93,7 @@ for s in $SECTIONS; do case $s in
               MEM=$!
               run p27 bench --backend cuda --workload sha-chain --size "${P27_BLOCKS:-4870}" --partitions 10 \
                   --requests 1 --partition-workers "${P27_WORKERS:-1}" --queue-depth "${P27_QUEUE:-1}" \
-                  --gpu-workers-per-device 1 \
+                  --gpu-workers-per-device "${P27_GPU_WORKERS:-1}" \
                   --json "$OUT/p27.json"
               kill $MEM 2>/dev/null
               sort -k2 -n "$OUT/p27-host-mem.txt" | tail -n 1 | sed 's/^/   peak host memory sample: /' ;;

@@ -12,6 +12,7 @@
 #include "cuda_ok.cuh"
 #include "device_impl.cuh"
 #include "batch_add.cuh"
+#include "cuzk/align.hpp"
 #include "cuzk/check.hpp"
 #include "cuzk/cuda/g2.hpp"
 
@@ -64,18 +65,17 @@ cuda_g2_points_t::cuda_g2_points_t(cuda_device_t& device, const blst_p2_affine* 
 
 cuda_g2_points_t::~cuda_g2_points_t() { device_.impl().release(data_, bytes()); }
 
-void cuda_batch_add_bitmap(blst_p2& out, const cuda_g2_points_t& points, const uint64_t* bitmap,
-                           size_t nbits)
+namespace {
+
+// The sum of the points whose bit is set in d_bitmap (device), with the
+// buckets at `at` in the context's scratch (bucket_bytes(impl)).
+blst_p2 bitmap_sum(const cuda_g2_points_t& points, const uint64_t* d_bitmap, size_t nbits, char* at)
 {
-    CUZK_REQUIRE(nbits <= points.size(), "cuda_batch_add_bitmap(G2): more bits than points");
-    std::memset(&out, 0, sizeof(out));
-    if (nbits == 0)
-        return;
     auto& impl = points.device().impl();
-    impl.select();
-    uint32_t nbuckets = 0;
-    bucket_g2_mem_t* d_buckets = launch_bitmap_batch_add<bucket_g2_t, affine_g2_mem_t>(
-        impl, points.device_data(), bitmap, nbits, 0, nbuckets);
+    const uint32_t nbuckets = bitmap_buckets(impl);
+    auto* d_buckets = reinterpret_cast<bucket_g2_mem_t*>(at);
+    launch_bitmap_batch_add<bucket_g2_t, affine_g2_mem_t>(impl, points.device_data(), d_bitmap,
+                                                           nbits, d_buckets, nbuckets);
     const cudaStream_t s = impl.stream(0);
 
     // Fold the per-warp buckets into bucket 0.
@@ -92,9 +92,47 @@ void cuda_batch_add_bitmap(blst_p2& out, const cuda_g2_points_t& points, const u
     CUZK_CUDA_OK(cudaMemcpyAsync(xyzz, d_buckets, sizeof(xyzz), cudaMemcpyDeviceToHost, s));
     CUZK_CUDA_OK(cudaStreamSynchronize(s));
     // XYZZ (X, Y, ZZZ, ZZ) to Jacobian (X*ZZ, Y*ZZZ, ZZ); ZZ = 0 is infinity.
+    blst_p2 out;
     blst_fp2_mul(&out.x, &xyzz[0], &xyzz[3]);
     blst_fp2_mul(&out.y, &xyzz[1], &xyzz[2]);
     out.z = xyzz[3];
+    return out;
+}
+
+size_t bucket_bytes(const cuda_device_t::impl_t& impl)
+{
+    return align256(bitmap_buckets(impl) * sizeof(bucket_g2_mem_t));
+}
+
+}  // namespace
+
+void cuda_batch_add_bitmap(blst_p2& out, const cuda_g2_points_t& points, const uint64_t* bitmap,
+                           size_t nbits)
+{
+    CUZK_REQUIRE(nbits <= points.size(), "cuda_batch_add_bitmap(G2): more bits than points");
+    std::memset(&out, 0, sizeof(out));
+    if (nbits == 0)
+        return;
+    auto& impl = points.device().impl();
+    impl.select();
+    const size_t map_bytes = align256(cuda_bitmap_device_bytes(nbits));
+    char* at = static_cast<char*>(impl.scratch_at_least(map_bytes + bucket_bytes(impl)));
+    const uint64_t* d_map = upload_bitmap(impl, at, bitmap, nbits);
+    out = bitmap_sum(points, d_map, nbits, at + map_bytes);
+}
+
+void cuda_batch_add_bitmap_on_device(blst_p2& out, const cuda_g2_points_t& points,
+                                     const uint64_t* d_bitmap, size_t nbits)
+{
+    CUZK_REQUIRE(nbits <= points.size(),
+                 "cuda_batch_add_bitmap_on_device(G2): more bits than points");
+    std::memset(&out, 0, sizeof(out));
+    if (nbits == 0)
+        return;
+    auto& impl = points.device().impl();
+    impl.select();
+    char* at = static_cast<char*>(impl.scratch_at_least(bucket_bytes(impl)));
+    out = bitmap_sum(points, d_bitmap, nbits, at);
 }
 
 }  // namespace cuzk

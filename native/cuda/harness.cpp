@@ -746,6 +746,80 @@ void test_msm(cuda_device_t& dev, rng_t& rng)
     }
 }
 
+// The kernel region's sums from device-resident terms (cuda_circuit_upload_t):
+// a bitmap, a tail's indices and canonical scalars in one pinned block, read
+// for a window of the point set that starts at point `base` of it.
+void test_device_terms(cuda_device_t& dev, rng_t& rng)
+{
+    std::printf("== sums from device-resident terms (a window of a point set)\n");
+    const size_t N = 20000, base = 2048;
+    std::vector<blst_p1_affine> pts = random_points(N, rng.next());
+    std::memset(&pts[base + 7], 0, sizeof(pts[0]));  // infinity inside the window
+    const size_t w = N - base;  // the window: points [base, N)
+    cuda_points_t window(dev, pts.data() + base, w);
+    // The block: bitmap of N bits (whole runs of 1024), tail indices, scalars.
+    const size_t map_bytes = cuda_bitmap_device_bytes(N);
+    const size_t tail = 777;
+    const size_t sc_at = map_bytes + (tail * sizeof(uint32_t) + 255) / 256 * 256;
+    cuda_pinned_buffer_t block(sc_at + tail * sizeof(blst_scalar));
+    auto* map = block.as<uint64_t>();
+    std::memset(map, 0, map_bytes);
+    auto* idx = reinterpret_cast<uint32_t*>(block.as<char>() + map_bytes);
+    auto* sc = reinterpret_cast<blst_scalar*>(block.as<char>() + sc_at);
+    blst_p1 want_ones = p1_inf();
+    for (size_t i = 0; i < N; i++) {
+        if (rng.below(2) == 0)
+            continue;
+        map[i / 64] |= uint64_t(1) << (i % 64);
+        if (i >= base) {
+            blst_p1 q;
+            blst_p1_from_affine(&q, &pts[i]);
+            want_ones = p1_add(want_ones, q);
+        }
+    }
+    std::vector<blst_p1_affine> sub(tail);
+    for (size_t i = 0; i < tail; i++) {
+        idx[i] = static_cast<uint32_t>(base + rng.below(w));
+        sc[i] = fr_to_scalar(scalars_pattern(1, 0, rng)[0]);
+        sub[i] = pts[idx[i]];
+    }
+    guarded("device terms", [&] {
+        cuda_circuit_upload_t up(dev.ordinal(), block.data(), block.bytes(), nullptr, nullptr,
+                                 nullptr, 0);
+        up.wait_terms(dev);
+        const char* d = static_cast<const char*>(up.terms());
+        const auto* d_map = reinterpret_cast<const uint64_t*>(d);
+        const auto* d_idx = reinterpret_cast<const uint32_t*>(d + map_bytes);
+        const auto* d_sc = reinterpret_cast<const blst_scalar*>(d + sc_at);
+        blst_p1 got;
+        cuda_batch_add_bitmap_on_device(got, window, d_map + base / 64, w);
+        check(blst_p1_is_equal(&got, &want_ones),
+              "batch add, device bitmap of a window at point " + std::to_string(base));
+        cuda_msm_gather_on_device(got, window, d_idx, static_cast<uint32_t>(base), d_sc, tail);
+        const blst_p1 want_tail = cpu_msm(sub.data(), sc, tail);
+        check(blst_p1_is_equal(&got, &want_tail),
+              "gather msm, device indices (less the window's start) and scalars");
+        cuda_msm_on_device(got, window, d_sc, tail);
+        const blst_p1 want_dense = cpu_msm(pts.data() + base, sc, tail);
+        check(blst_p1_is_equal(&got, &want_dense), "msm, canonical scalars on the device");
+        bool threw = false;
+        try {  // a window said to start at N: every index lies below it
+            cuda_msm_gather_on_device(got, window, d_idx, static_cast<uint32_t>(N), d_sc, 1);
+        } catch (const std::invalid_argument&) {
+            threw = true;
+        }
+        check(threw, "a device index below the window's start throws std::invalid_argument");
+        threw = false;
+        try {  // scalars the MSM would read with misaligned vector loads
+            cuda_msm_gather_on_device(got, window, d_idx, static_cast<uint32_t>(base),
+                                      reinterpret_cast<const blst_scalar*>(d + sc_at + 4), 1);
+        } catch (const std::invalid_argument&) {
+            threw = true;
+        }
+        check(threw, "device scalars off a 16-byte boundary throw std::invalid_argument");
+    });
+}
+
 void test_msm_table(cuda_device_t& dev, rng_t& rng)
 {
     std::printf("== G1 MSM over a precomputed table vs blst (infinity points included)\n");
@@ -1297,6 +1371,7 @@ int main(int argc, char** argv)
             test_roots();
             test_ntt(dev, rng);
             test_msm(dev, rng);
+            test_device_terms(dev, rng);
             test_msm_table(dev, rng);
             test_h(dev, rng);
             std::printf("tests: %.1f s\n", (now_ms() - t0) / 1000);

@@ -31,18 +31,19 @@ constexpr size_t max_points = size_t(1) << 31;  // sppark keeps a sign in bit 31
 constexpr unsigned words_per_point = sizeof(blst_p1_affine) / 16;
 constexpr unsigned sum_threads = 128;
 
-// out[i] = in[idx[i]], one 16-byte word per thread; an index out of range
-// raises *bad and leaves its point unwritten.
+// out[i] = in[idx[i] - base], one 16-byte word per thread; an index out of
+// range (below base, or at limit + base and above) raises *bad and leaves its
+// point unwritten.
 __global__ void gather_points(uint4* __restrict__ out, const uint4* __restrict__ in,
-                              const uint32_t* __restrict__ idx, size_t n, uint32_t limit,
-                              uint32_t* bad)
+                              const uint32_t* __restrict__ idx, uint32_t base, size_t n,
+                              uint32_t limit, uint32_t* bad)
 {
     const size_t total = n * words_per_point;
     for (size_t t = blockIdx.x * size_t(blockDim.x) + threadIdx.x; t < total;
          t += size_t(gridDim.x) * blockDim.x) {
         const size_t point = t / words_per_point;
         const uint32_t word = static_cast<uint32_t>(t % words_per_point);
-        const uint32_t src = idx[point];
+        const uint32_t src = idx[point] - base;  // wraps when below base
         if (src >= limit) {
             *bad = 1;
             continue;
@@ -228,6 +229,26 @@ void require_no_bad_index(cuda_device_t::impl_t& impl, const uint32_t* d_bad)
     CUZK_REQUIRE(bad == 0, "cuda: a point index is out of range");
 }
 
+// Gathers points[d_idx[i] - base] (device indices) into `at` (device
+// memory with room for n points and one more word) on stream 0, and waits.
+const affine_t* gather(const cuda_points_t& points, const uint32_t* d_idx, uint32_t base, size_t n,
+                       char* at)
+{
+    auto& impl = points.device().impl();
+    const size_t pts_bytes = align256(n * sizeof(blst_p1_affine));
+    auto* d_pts = reinterpret_cast<uint4*>(at);
+    auto* d_bad = reinterpret_cast<uint32_t*>(at + pts_bytes);
+    CUZK_CUDA_OK(cudaMemsetAsync(d_bad, 0, sizeof(uint32_t), impl.stream(0)));
+    gather_points<<<grid_for(impl, n * words_per_point, 256), 256, 0, impl.stream(0)>>>(
+        d_pts, static_cast<const uint4*>(points.device_data()), d_idx, base, n,
+        static_cast<uint32_t>(points.size()), d_bad);
+    CUZK_CUDA_LAUNCHED(gather_points);
+    require_no_bad_index(impl, d_bad);  // waits for the gather too
+    return reinterpret_cast<const affine_t*>(d_pts);
+}
+
+size_t gather_bytes(size_t n) { return align256(n * sizeof(blst_p1_affine)) + 256; }
+
 template <class scalar_in_t>
 void msm_gather(blst_p1& out, const cuda_points_t& points, const uint32_t* indices,
                 const scalar_in_t* scalars, size_t n, bool mont)
@@ -240,17 +261,9 @@ void msm_gather(blst_p1& out, const cuda_points_t& points, const uint32_t* indic
     auto& impl = points.device().impl();
     impl.select();
     const size_t idx_bytes = align256(n * sizeof(uint32_t));
-    const size_t pts_bytes = align256(n * sizeof(blst_p1_affine));
-    char* base = static_cast<char*>(impl.scratch_at_least(idx_bytes + pts_bytes + 256));
-    uint32_t* d_idx = upload_indices(impl, base, indices, n);
-    auto* d_pts = reinterpret_cast<uint4*>(base + idx_bytes);
-    auto* d_bad = reinterpret_cast<uint32_t*>(base + idx_bytes + pts_bytes);
-    CUZK_CUDA_OK(cudaMemsetAsync(d_bad, 0, sizeof(uint32_t), impl.stream(0)));
-    gather_points<<<grid_for(impl, n * words_per_point, 256), 256, 0, impl.stream(0)>>>(
-        d_pts, static_cast<const uint4*>(points.device_data()), d_idx, n,
-        static_cast<uint32_t>(points.size()), d_bad);
-    CUZK_CUDA_LAUNCHED(gather_points);
-    require_no_bad_index(impl, d_bad);  // waits for the gather too
+    char* at = static_cast<char*>(impl.scratch_at_least(idx_bytes + gather_bytes(n)));
+    const uint32_t* d_idx = upload_indices(impl, at, indices, n);
+    const affine_t* d_pts = gather(points, d_idx, 0, n, at + idx_bytes);
     run_msm(out, impl, d_pts, scalars, false, n, mont);
 }
 
@@ -371,6 +384,43 @@ void cuda_msm_gather(blst_p1& out, const cuda_points_t& points, const uint32_t* 
     msm_gather(out, points, indices, scalars, n, true);
 }
 
+namespace {
+
+// sppark reads scalars in 16-byte words: a misaligned address would be a
+// sticky device error (the context lost), so refuse it here.
+void require_aligned(const blst_scalar* d_scalars, const char* who)
+{
+    CUZK_REQUIRE(reinterpret_cast<uintptr_t>(d_scalars) % 16 == 0,
+                 std::string(who) + ": device scalars must be 16-byte aligned");
+}
+
+}  // namespace
+
+void cuda_msm_on_device(blst_p1& out, const cuda_points_t& points, const blst_scalar* d_scalars,
+                        size_t n)
+{
+    CUZK_REQUIRE(n <= points.size(), "cuda_msm_on_device: more scalars than points");
+    require_aligned(d_scalars, "cuda_msm_on_device");
+    run_msm(out, points.device().impl(), points.device_data(), d_scalars, true, n, false);
+}
+
+void cuda_msm_gather_on_device(blst_p1& out, const cuda_points_t& points,
+                               const uint32_t* d_indices, uint32_t base,
+                               const blst_scalar* d_scalars, size_t n)
+{
+    CUZK_REQUIRE(n < max_points, "cuda_msm_gather_on_device: too many terms");
+    require_aligned(d_scalars, "cuda_msm_gather_on_device");
+    if (n == 0) {
+        out = infinity();
+        return;
+    }
+    auto& impl = points.device().impl();
+    impl.select();
+    char* at = static_cast<char*>(impl.scratch_at_least(gather_bytes(n)));
+    const affine_t* d_pts = gather(points, d_indices, base, n, at);
+    run_msm(out, impl, d_pts, d_scalars, true, n, false);
+}
+
 // --------------------------------------------------------- batch addition
 
 void cuda_batch_add(blst_p1& out, const cuda_points_t& points, const uint32_t* indices, size_t n)
@@ -406,6 +456,27 @@ void cuda_batch_add(blst_p1& out, const cuda_points_t& points, const uint32_t* i
     out = finish_sum(impl, d_buckets, nbuckets, d_buckets + nbuckets);
 }
 
+namespace {
+
+// The sum of the points whose bit is set in d_bitmap (device), with the
+// buckets at `at` in the context's scratch.
+blst_p1 bitmap_sum(const cuda_points_t& points, const uint64_t* d_bitmap, size_t nbits, char* at)
+{
+    auto& impl = points.device().impl();
+    const uint32_t nbuckets = bitmap_buckets(impl);
+    auto* d_buckets = reinterpret_cast<bucket_mem_t*>(at);
+    launch_bitmap_batch_add<bucket_t, affine_mem_t>(impl, points.device_data(), d_bitmap, nbits,
+                                                     d_buckets, nbuckets);
+    return finish_sum(impl, d_buckets, nbuckets, d_buckets + nbuckets);
+}
+
+size_t bitmap_sum_bytes(const cuda_device_t::impl_t& impl)
+{
+    return align256((bitmap_buckets(impl) + 1) * sizeof(bucket_mem_t));
+}
+
+}  // namespace
+
 void cuda_batch_add_bitmap(blst_p1& out, const cuda_points_t& points, const uint64_t* bitmap,
                            size_t nbits)
 {
@@ -416,10 +487,24 @@ void cuda_batch_add_bitmap(blst_p1& out, const cuda_points_t& points, const uint
     }
     auto& impl = points.device().impl();
     impl.select();
-    uint32_t nbuckets = 0;
-    bucket_mem_t* d_buckets = launch_bitmap_batch_add<bucket_t, affine_mem_t>(
-        impl, points.device_data(), bitmap, nbits, 1, nbuckets);
-    out = finish_sum(impl, d_buckets, nbuckets, d_buckets + nbuckets);
+    const size_t map_bytes = align256(cuda_bitmap_device_bytes(nbits));
+    char* at = static_cast<char*>(impl.scratch_at_least(map_bytes + bitmap_sum_bytes(impl)));
+    const uint64_t* d_map = upload_bitmap(impl, at, bitmap, nbits);
+    out = bitmap_sum(points, d_map, nbits, at + map_bytes);
+}
+
+void cuda_batch_add_bitmap_on_device(blst_p1& out, const cuda_points_t& points,
+                                     const uint64_t* d_bitmap, size_t nbits)
+{
+    CUZK_REQUIRE(nbits <= points.size(), "cuda_batch_add_bitmap_on_device: more bits than points");
+    if (nbits == 0) {
+        out = infinity();
+        return;
+    }
+    auto& impl = points.device().impl();
+    impl.select();
+    char* at = static_cast<char*>(impl.scratch_at_least(bitmap_sum_bytes(impl)));
+    out = bitmap_sum(points, d_bitmap, nbits, at);
 }
 
 }  // namespace cuzk

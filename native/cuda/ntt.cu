@@ -179,37 +179,46 @@ void cuda_h_poly_t::compute_staged(size_t len)
     compute(staging(0), staging(1), staging(2), len);
 }
 
-cuda_abc_upload_t::cuda_abc_upload_t(int ordinal, const blst_fr* a, const blst_fr* b,
-                                     const blst_fr* c, size_t len)
-    : ordinal_(ordinal), len_(len)
+cuda_circuit_upload_t::cuda_circuit_upload_t(int ordinal, const void* terms,
+                                             size_t terms_bytes, const blst_fr* a,
+                                             const blst_fr* b, const blst_fr* c, size_t len)
+    : ordinal_(ordinal), terms_bytes_(align256(terms_bytes)), len_(len)
 {
-    CUZK_REQUIRE(len == 0 || (a && b && c), "cuda_abc_upload_t: null input");
+    CUZK_REQUIRE(terms_bytes == 0 || terms, "cuda_circuit_upload_t: null terms");
+    CUZK_REQUIRE(len == 0 || (a && b && c), "cuda_circuit_upload_t: null input");
     CUZK_CUDA_OK(cudaSetDevice(ordinal));
     cudaStream_t stream = nullptr;
     CUZK_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     stream_ = stream;
     try {
-        cudaEvent_t event = nullptr;
-        CUZK_CUDA_OK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
-        event_ = event;
+        cudaEvent_t events[2] = {nullptr, nullptr};
+        for (cudaEvent_t& e : events)
+            CUZK_CUDA_OK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        terms_event_ = events[0];
+        event_ = events[1];
         const size_t bytes = len * sizeof(blst_fr);
-        if (len != 0) {
-            CUZK_CUDA_OK(cudaMallocAsync(&data_, 3 * align256(bytes), stream));
-            const blst_fr* inputs[3] = {a, b, c};
-            for (unsigned v = 0; v < 3; v++)
-                CUZK_CUDA_OK(cudaMemcpyAsync(const_cast<blst_fr*>(device_data(v)), inputs[v],
-                                             bytes, cudaMemcpyHostToDevice, stream));
-        }
-        CUZK_CUDA_OK(cudaEventRecord(event, stream));
+        const size_t total = terms_bytes_ + 3 * align256(bytes);
+        if (total != 0)
+            CUZK_CUDA_OK(cudaMallocAsync(&data_, total, stream));
+        // The terms first: the kernel region's sums need them before the
+        // H polynomial needs a, b, c.
+        if (terms_bytes != 0)
+            CUZK_CUDA_OK(cudaMemcpyAsync(data_, terms, terms_bytes, cudaMemcpyHostToDevice, stream));
+        CUZK_CUDA_OK(cudaEventRecord(events[0], stream));
+        const blst_fr* inputs[3] = {a, b, c};
+        for (unsigned v = 0; v < 3 && len != 0; v++)
+            CUZK_CUDA_OK(cudaMemcpyAsync(const_cast<blst_fr*>(device_data(v)), inputs[v], bytes,
+                                         cudaMemcpyHostToDevice, stream));
+        CUZK_CUDA_OK(cudaEventRecord(events[1], stream));
     } catch (...) {
         release();
         throw;
     }
 }
 
-cuda_abc_upload_t::~cuda_abc_upload_t() { release(); }
+cuda_circuit_upload_t::~cuda_circuit_upload_t() { release(); }
 
-void cuda_abc_upload_t::release() noexcept
+void cuda_circuit_upload_t::release() noexcept
 {
     (void)cudaSetDevice(ordinal_);
     auto* stream = static_cast<cudaStream_t>(stream_);
@@ -219,21 +228,31 @@ void cuda_abc_upload_t::release() noexcept
         (void)cudaStreamSynchronize(stream);
         (void)cudaStreamDestroy(stream);
     }
-    if (event_ != nullptr)
-        (void)cudaEventDestroy(static_cast<cudaEvent_t>(event_));
+    for (void* e : {terms_event_, event_})
+        if (e != nullptr)
+            (void)cudaEventDestroy(static_cast<cudaEvent_t>(e));
     data_ = nullptr;
     stream_ = nullptr;
+    terms_event_ = nullptr;
     event_ = nullptr;
     (void)cudaGetLastError();
 }
 
-const blst_fr* cuda_abc_upload_t::device_data(unsigned which) const noexcept
+void cuda_circuit_upload_t::wait_terms(cuda_device_t& device) const
 {
-    return reinterpret_cast<const blst_fr*>(static_cast<const char*>(data_) +
+    CUZK_REQUIRE(device.ordinal() == ordinal_, "cuda_circuit_upload_t: another device");
+    auto& impl = device.impl();
+    impl.select();
+    CUZK_CUDA_OK(cudaStreamWaitEvent(impl.stream(0), static_cast<cudaEvent_t>(terms_event_), 0));
+}
+
+const blst_fr* cuda_circuit_upload_t::device_data(unsigned which) const noexcept
+{
+    return reinterpret_cast<const blst_fr*>(static_cast<const char*>(data_) + terms_bytes_ +
                                             which * align256(len_ * sizeof(blst_fr)));
 }
 
-void cuda_h_poly_t::compute(const cuda_abc_upload_t& abc)
+void cuda_h_poly_t::compute(const cuda_circuit_upload_t& abc)
 {
     start(abc);
     finish();
@@ -245,7 +264,7 @@ void cuda_h_poly_t::compute(const blst_fr* a, const blst_fr* b, const blst_fr* c
     finish();
 }
 
-void cuda_h_poly_t::start(const cuda_abc_upload_t& abc)
+void cuda_h_poly_t::start(const cuda_circuit_upload_t& abc)
 {
     CUZK_REQUIRE(abc.ordinal() == device_.ordinal(),
                  "cuda_h_poly_t::compute: a, b, c were uploaded to another device");

@@ -81,8 +81,8 @@ public:
     {
         plan_batch(plans_, staging_->arena(), circuits, terms, pool);
         // When the lock is in use (another worker's kernels run), start
-        // copying a, b, c (pinned: the caller's or staging) to the device
-        // now, on a copy engine: the kernel region then starts from device
+        // copying the terms and a, b, c (pinned: the caller's or staging) to
+        // the device now, on a copy engine: the kernel region then starts from device
         // memory (measured at L with 2 workers: holds 108 instead of 112 ms).
         // With the lock free it would not be hidden, and the kernel region's
         // own copies, overlapped with its NTTs, are faster (1 worker: 112
@@ -95,9 +95,9 @@ public:
             if (p.constraints < (size_t(1) << 16))
                 continue;
             try {
-                uploads_.push_back(std::make_unique<cuda_abc_upload_t>(
-                    static_cast<int>(backend.device()), p.abc[0], p.abc[1], p.abc[2],
-                    p.constraints));
+                uploads_.push_back(std::make_unique<cuda_circuit_upload_t>(
+                    static_cast<int>(backend.device()), p.terms, p.terms_bytes, p.abc[0],
+                    p.abc[1], p.abc[2], p.constraints));
                 p.upload = uploads_.back().get();
             } catch (const cuda_error_t&) {
                 break;
@@ -112,6 +112,16 @@ public:
             const auto& state = static_cast<const cuda_srs_state_t&>(
                 srs_.device_state(backend_.device(), [&] { return make_state(context); }));
             report_.residency = state.residency();
+            // Terms not copied ahead go now, before the H polynomial's
+            // copies of a, b, c, so that the sums can start at once.
+            for (circuit_plan_t& p : plans_) {
+                if (p.upload != nullptr)
+                    continue;
+                uploads_.push_back(std::make_unique<cuda_circuit_upload_t>(
+                    static_cast<int>(backend_.device()), p.terms, p.terms_bytes, nullptr,
+                    nullptr, nullptr, 0));
+                p.upload = uploads_.back().get();
+            }
             for (size_t i = 0; i < plans_.size(); i++)
                 run_circuit(sums[i], state, plans_[i]);
         } catch (...) {
@@ -141,7 +151,7 @@ private:
     std::unique_ptr<staging_pool_t::lease_t> staging_;  // before plans_: they point into it
     std::vector<circuit_plan_t> plans_;
     // After staging_: destroyed first, waiting for copies out of it.
-    std::vector<std::unique_ptr<cuda_abc_upload_t>> uploads_;
+    std::vector<std::unique_ptr<cuda_circuit_upload_t>> uploads_;
     kernel_report_t report_{residency_t::device, 0};
 };
 

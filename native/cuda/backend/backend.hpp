@@ -74,17 +74,24 @@ private:
 
 // What the kernel region needs for one circuit, made by the preamble: a, b,
 // c in pinned memory (the caller's own when it is pinned, else staging), and
-// the L, A and B_G1 terms (the prover's circuit_terms_t, tails in staging).
+// the L, A and B_G1 terms (the prover's circuit_terms_t), whose tails and
+// bitmaps lie in one block of staging that goes to the device before a, b, c.
 struct circuit_plan_t {
     const blst_fr* abc[3] = {nullptr, nullptr, nullptr};
     size_t constraints = 0;
     const term_plan_t* l = nullptr;
     const term_plan_t* a = nullptr;
     const term_plan_t* b_g1 = nullptr;
+    // The terms block: the tails (circuit_terms_t::fill's layout), then the
+    // bitmaps of L, A and B_G1 (`ones`), each zero-padded to whole runs of
+    // 1024 bits, as sppark's batch addition reads them.
+    const char* terms = nullptr;
+    size_t terms_bytes = 0;
+    const uint64_t* ones[3] = {nullptr, nullptr, nullptr};  // l, a, b_g1
     bool staged_abc = false;  // a, b, c copied into staging
-    // a, b, c already on their way to the device (copied in the preamble,
-    // outside the lock); null: the kernel region copies them itself.
-    const cuda_abc_upload_t* upload = nullptr;
+    // The terms, then a, b, c, already on their way to the device (copied in
+    // the preamble, outside the lock); null: the kernel region copies them.
+    const cuda_circuit_upload_t* upload = nullptr;
 };
 
 // A lock's CUDA backend.

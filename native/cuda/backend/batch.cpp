@@ -32,43 +32,60 @@ blst_p1 infinity()
 
 void add(blst_p1& sum, const blst_p1& part) { blst_p1_add_or_double(&sum, &sum, &part); }
 
+// Device addresses in a copy of one circuit's terms block: host address p
+// of the block lies at device + (p - host).
+class device_terms_t {
+public:
+    device_terms_t(const circuit_plan_t& plan, const void* device)
+        : host_(plan.terms), device_(static_cast<const char*>(device))
+    {}
+    template <class T>
+    const T* at(const T* host) const
+    {
+        return reinterpret_cast<const T*>(device_ + (reinterpret_cast<const char*>(host) - host_));
+    }
+
+private:
+    const char* host_;
+    const char* device_;
+};
+
 // sum(scalar_k * points[k]) over one point set, by its plan: batch addition
-// of the ones and a gathered MSM of the tail, window by window. A plan with
-// neither zeros nor ones (a dense circuit) is one contiguous MSM instead.
-blst_p1 evaluate(const srs_points_t& set, const term_plan_t& plan)
+// of the ones (bitmap `ones`) and a gathered MSM of the tail, window by
+// window, all read from the device's copy of the terms. A plan with neither
+// zeros nor ones (a dense circuit) is one contiguous MSM instead.
+blst_p1 evaluate(const srs_points_t& set, const term_plan_t& plan, const uint64_t* ones,
+                 const device_terms_t& terms)
 {
     CUZK_CHECK(set.size() == plan.points, "cuda backend: a plan does not fit its point set");
     blst_p1 sum = infinity();
     const bool dense = plan.tail == plan.points;
-    std::vector<uint32_t> rebased;
     size_t lo = 0;  // the first tail entry not yet summed
     set.for_each_window([&](const cuda_points_t& points, size_t offset, size_t count) {
         blst_p1 part;
         if (dense) {
-            cuda_msm(part, points, plan.tail_scalar + offset, count);
+            cuda_msm_on_device(part, points, terms.at(plan.tail_scalar) + offset, count);
             add(sum, part);
             return;
         }
-        cuda_batch_add_bitmap(part, points, plan.ones.data() + offset / 64, count);
+        // A window starts at a multiple of 1024 points: whole runs of the map.
+        cuda_batch_add_bitmap_on_device(part, points, terms.at(ones) + offset / 64, count);
         add(sum, part);
         const uint32_t* tail = plan.tail_index;
         const size_t hi = static_cast<size_t>(
             std::lower_bound(tail + lo, tail + plan.tail, offset + count) - tail);
         if (hi > lo) {
-            const uint32_t* indices = plan.tail_index + lo;
-            if (offset != 0) {  // indices into this window
-                rebased.assign(indices, indices + (hi - lo));
-                for (uint32_t& i : rebased)
-                    i -= static_cast<uint32_t>(offset);
-                indices = rebased.data();
-            }
-            cuda_msm_gather(part, points, indices, plan.tail_scalar + lo, hi - lo);
+            cuda_msm_gather_on_device(part, points, terms.at(plan.tail_index) + lo,
+                                      static_cast<uint32_t>(offset),
+                                      terms.at(plan.tail_scalar) + lo, hi - lo);
             add(sum, part);
         }
         lo = hi;
     });
     return sum;
 }
+
+size_t map_bytes(const term_plan_t& plan) { return align256(cuda_bitmap_device_bytes(plan.points)); }
 
 }  // namespace
 
@@ -92,6 +109,8 @@ void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena,
             p.staged_abc |=
                 v->size != 0 && !cuda_host_range_pinned(v->data, v->size * sizeof(blst_fr));
         bytes += terms[i].tail_bytes();
+        for (const term_plan_t* t : {&terms[i].l, &terms[i].a, &terms[i].b})
+            bytes += map_bytes(*t);
         if (p.staged_abc)
             bytes += 3 * align256(p.constraints * sizeof(blst_fr));
     }
@@ -99,11 +118,21 @@ void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena,
     char* at = arena.ensure(bytes);
     for (size_t i = 0; i < n; i++) {
         circuit_plan_t& p = plans[i];
+        p.terms = at;
         terms[i].fill(at, pool);
         at += terms[i].tail_bytes();
         p.l = &terms[i].l;
         p.a = &terms[i].a;
         p.b_g1 = &terms[i].b;
+        const term_plan_t* sets[3] = {p.l, p.a, p.b_g1};
+        for (int k = 0; k < 3; k++) {
+            const size_t used = sets[k]->ones.size() * sizeof(uint64_t);
+            std::memcpy(at, sets[k]->ones.data(), used);
+            std::memset(at + used, 0, map_bytes(*sets[k]) - used);
+            p.ones[k] = reinterpret_cast<const uint64_t*>(at);
+            at += map_bytes(*sets[k]);
+        }
+        p.terms_bytes = static_cast<size_t>(at - p.terms);
         const span_t<blst_fr> abc[3] = {circuits[i].a, circuits[i].b, circuits[i].c};
         for (int v = 0; v < 3; v++) {
             if (!p.staged_abc) {
@@ -199,13 +228,16 @@ private:
 
 void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circuit_plan_t& plan)
 {
+    CUZK_CHECK(plan.upload != nullptr, "cuda backend: a circuit's terms were not uploaded");
     out.h = infinity();
     region_clock_t clock;
+    plan.upload->wait_terms(state.context());
+    const device_terms_t terms(plan, plan.upload->terms());
     cuda_h_poly_t* h = state.h_poly();
     // The H polynomial's NTTs (streams 1-3) run beside the L, A and B sums
     // (stream 0 and sppark's MSM streams), which do not need it.
     if (h != nullptr) {
-        if (plan.upload != nullptr)
+        if (plan.upload->len() != 0)
             h->start(*plan.upload);
         else
             h->start(plan.abc[0], plan.abc[1], plan.abc[2], plan.constraints);
@@ -214,14 +246,15 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
     if (!overlap_h())
         started.finish();
     clock.mark(0);
-    out.l = evaluate(state.l(), *plan.l);
+    out.l = evaluate(state.l(), *plan.l, plan.ones[0], terms);
     clock.mark(1);
-    out.a = evaluate(state.a(), *plan.a);
+    out.a = evaluate(state.a(), *plan.a, plan.ones[1], terms);
     clock.mark(2);
-    out.b_g1 = evaluate(state.b_g1(), *plan.b_g1);
+    out.b_g1 = evaluate(state.b_g1(), *plan.b_g1, plan.ones[2], terms);
     clock.mark(3);
     if (const cuda_g2_points_t* b_g2 = state.b_g2()) {
-        cuda_batch_add_bitmap(out.b_g2_ones, *b_g2, plan.b_g1->ones.data(), plan.b_g1->points);
+        cuda_batch_add_bitmap_on_device(out.b_g2_ones, *b_g2, terms.at(plan.ones[2]),
+                                        plan.b_g1->points);
         out.b_g2_ones_done = true;
     }
     clock.mark(4);

@@ -126,11 +126,14 @@ cuda_srs_state_t::cuda_srs_state_t(std::shared_ptr<cuda_device_t> context, const
     if (srs.domain() >= 2)
         h_poly_ = std::make_unique<cuda_h_poly_t>(*context_, srs.domain());
     // The H points' shifted copies: as many levels as fit beside the
-    // resident plan, most of what is left (all 12 at L: 11 times the H
-    // points, 8.9 GB at 2^23; at 2^27 on one H200, a few).
+    // resident plan and one circuit's inputs copied ahead (a, b, c and its
+    // terms, while another worker's kernel region runs), most of what is
+    // left (all 12 at L: 11 times the H points, 8.9 GB at 2^23; at 2^27 on
+    // one H200, a few).
+    const uint64_t ahead = 3 * fr_bytes * srs.domain() + srs.domain() + 64 * mib;
     if (residency_ == residency_t::device && want_h_table() && !srs.h.empty() &&
-        plan.resident < available) {
-        const uint64_t budget = (available - plan.resident) / 10 * 9;
+        plan.resident + ahead < available) {
+        const uint64_t budget = (available - plan.resident - ahead) / 10 * 9;
         const unsigned levels = cuda_msm_table_t::levels_within(srs.h.size(), 0, budget);
         if (levels > 0)
             h_table_ = std::make_unique<cuda_msm_table_t>(*sets_[0]->resident(), 0, levels);

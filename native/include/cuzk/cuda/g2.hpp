@@ -38,5 +38,9 @@ private:
 // bitmap[i / 64]); nbits <= points.size(). Waits for the result.
 void cuda_batch_add_bitmap(blst_p2& out, const cuda_g2_points_t& points, const uint64_t* bitmap,
                            size_t nbits);
+// The same with the bitmap in this device's memory, readable in whole runs
+// of 1024 bits (cuda_bitmap_device_bytes, msm.hpp).
+void cuda_batch_add_bitmap_on_device(blst_p2& out, const cuda_g2_points_t& points,
+                                     const uint64_t* d_bitmap, size_t nbits);
 
 }  // namespace cuzk

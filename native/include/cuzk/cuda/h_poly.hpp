@@ -13,36 +13,46 @@
 
 namespace cuzk {
 
-// a, b, c of one circuit copied to a device ahead of its kernel region: on
-// their own stream (a copy engine), so that the copy runs outside the lock
-// while another worker's kernels use the device. The device memory comes
-// from the device's stream-ordered pool.
-class cuda_abc_upload_t {
+// One circuit's kernel-region inputs copied to a device: first its terms
+// (any page-locked bytes: for the prover, the L, A and B tails and bitmaps,
+// so that the sums can start), then a, b, c. On their own stream (a copy
+// engine): ahead of the kernel region, the copies run outside the lock while
+// another worker's kernels use the device. The device memory comes from the
+// device's stream-ordered pool.
+class cuda_circuit_upload_t {
 public:
-    // Starts copying a, b, c (len values each; page-locked host memory, which
-    // must stay unchanged until the upload is destroyed) to device `ordinal`.
-    // Throws cuda_error_t (out of device memory, say).
-    cuda_abc_upload_t(int ordinal, const blst_fr* a, const blst_fr* b, const blst_fr* c,
-                      size_t len);
+    // Starts copying terms[0..terms_bytes), then a, b, c (len values each),
+    // all page-locked host memory that must stay unchanged until the upload
+    // is destroyed, to device `ordinal`. Either part may be empty. Throws
+    // cuda_error_t (out of device memory, say).
+    cuda_circuit_upload_t(int ordinal, const void* terms, size_t terms_bytes, const blst_fr* a,
+                          const blst_fr* b, const blst_fr* c, size_t len);
     // Waits for the copies; gives the memory back. Whoever read the values
-    // (cuda_h_poly_t::compute) has waited for its own work.
-    ~cuda_abc_upload_t();
-    cuda_abc_upload_t(const cuda_abc_upload_t&) = delete;
-    cuda_abc_upload_t& operator=(const cuda_abc_upload_t&) = delete;
+    // (the kernel region, cuda_h_poly_t::compute) has waited for its own work.
+    ~cuda_circuit_upload_t();
+    cuda_circuit_upload_t(const cuda_circuit_upload_t&) = delete;
+    cuda_circuit_upload_t& operator=(const cuda_circuit_upload_t&) = delete;
 
     int ordinal() const noexcept { return ordinal_; }
     size_t len() const noexcept { return len_; }
+    // The device address of the terms' copy.
+    const void* terms() const noexcept { return data_; }
+    // Makes the device's stream 0 (where the kernel region sums) wait for
+    // the terms' copy.
+    void wait_terms(cuda_device_t& device) const;
     // Device addresses of a (0), b (1), c (2).
     const blst_fr* device_data(unsigned which) const noexcept;
-    // A cudaEvent_t recorded after the copies.
+    // A cudaEvent_t recorded after all the copies.
     void* ready() const noexcept { return event_; }
 
 private:
     void release() noexcept;
 
     int ordinal_;
+    size_t terms_bytes_;
     size_t len_;
     void* stream_ = nullptr;
+    void* terms_event_ = nullptr;
     void* event_ = nullptr;
     void* data_ = nullptr;
 };
@@ -78,7 +88,7 @@ public:
     // The same from staging(0..2).
     void compute_staged(size_t len);
     // The same from values already on this device (waits for the upload).
-    void compute(const cuda_abc_upload_t& abc);
+    void compute(const cuda_circuit_upload_t& abc);
 
     // compute()'s work, enqueued without waiting for it: on streams 1-3 of
     // the device, so that what the caller starts next on stream 0 and on
@@ -86,7 +96,7 @@ public:
     // beside it. finish() waits; until then the inputs must stay as they
     // are and coefficients() is not ready.
     void start(const blst_fr* a, const blst_fr* b, const blst_fr* c, size_t len);
-    void start(const cuda_abc_upload_t& abc);
+    void start(const cuda_circuit_upload_t& abc);
     void finish();
 
     // H's `domain` coefficients, Montgomery form, valid after compute().

@@ -42,6 +42,17 @@ void cuda_msm_gather(blst_p1& out, const cuda_points_t& points, const uint32_t* 
 void cuda_msm_gather(blst_p1& out, const cuda_points_t& points, const uint32_t* indices,
                      const blst_fr* scalars, size_t n);
 
+// The same sums from inputs already in this device's memory (the kernel
+// region's terms, cuda_circuit_upload_t): canonical scalars d_scalars[0..n)
+// against points[0..n); and against points[d_indices[i] - base] (a tail
+// within a window that starts at point `base` of its set). The scalars must
+// be 16-byte aligned. An index out of range, or misaligned scalars, throw
+// std::invalid_argument.
+void cuda_msm_on_device(blst_p1& out, const cuda_points_t& points, const blst_scalar* d_scalars,
+                        size_t n);
+void cuda_msm_gather_on_device(blst_p1& out, const cuda_points_t& points,
+                               const uint32_t* d_indices, uint32_t base,
+                               const blst_scalar* d_scalars, size_t n);
 // out = sum(points[indices[i]]) for i < n (the terms whose scalar is 1).
 // Throws std::invalid_argument for an index out of range.
 void cuda_batch_add(blst_p1& out, const cuda_points_t& points, const uint32_t* indices, size_t n);
@@ -51,5 +62,11 @@ void cuda_batch_add(blst_p1& out, const cuda_points_t& points, const uint32_t* i
 // in the last word are ignored.
 void cuda_batch_add_bitmap(blst_p1& out, const cuda_points_t& points, const uint64_t* bitmap,
                            size_t nbits);
+// The same with the bitmap in this device's memory, readable in whole runs
+// of 1024 bits (cuda_bitmap_device_bytes: sppark reads 1024 at a time).
+void cuda_batch_add_bitmap_on_device(blst_p1& out, const cuda_points_t& points,
+                                     const uint64_t* d_bitmap, size_t nbits);
+// Bytes a device bitmap of nbits takes: whole runs of 1024 bits.
+constexpr size_t cuda_bitmap_device_bytes(size_t nbits) { return (nbits + 1023) / 1024 * 128; }
 
 }  // namespace cuzk
