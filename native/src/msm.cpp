@@ -199,6 +199,12 @@ void sum_ones(blst_p2& out, const blst_p2_affine* points, const term_plan_t& pla
     sum_ones_any(out, points, plan, pool);
 }
 
+void msm_tail(blst_p1& out, const blst_p1_affine* points, const term_plan_t& plan,
+              thread_pool_t& pool)
+{
+    msm_tail_any(out, points, plan, pool);
+}
+
 void msm_tail(blst_p2& out, const blst_p2_affine* points, const term_plan_t& plan,
               thread_pool_t& pool)
 {

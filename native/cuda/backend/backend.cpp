@@ -79,7 +79,7 @@ public:
                  std::vector<circuit_terms_t>& terms, thread_pool_t& pool, bool upload_ahead)
         : backend_(backend), srs_(srs), staging_(backend.staging().take())
     {
-        plan_batch(plans_, staging_->arena(), circuits, terms, pool);
+        plan_batch(plans_, staging_->arena(), srs, circuits, terms, pool);
         // When the lock is in use (another worker's kernels run), start
         // copying the terms and a, b, c (pinned: the caller's or staging) to
         // the device now, on a copy engine: the kernel region then starts from device

@@ -88,6 +88,12 @@ struct circuit_plan_t {
     const char* terms = nullptr;
     size_t terms_bytes = 0;
     const uint64_t* ones[3] = {nullptr, nullptr, nullptr};  // l, a, b_g1
+    // A tail of at most host_tail_max terms is summed by the preamble on the
+    // CPU (sppark's MSM costs milliseconds whatever its length: the few
+    // public inputs of A took 6-7 ms of each L kernel region).
+    static constexpr size_t host_tail_max = 64;
+    bool tail_on_host[3] = {false, false, false};
+    blst_p1 host_tail[3] = {};
     bool staged_abc = false;  // a, b, c copied into staging
     // The terms, then a, b, c, already on their way to the device (copied in
     // the preamble, outside the lock); null: the kernel region copies them.
@@ -203,8 +209,9 @@ private:
 };
 
 // Preamble work (lock not held): fills terms (tails in pinned staging) and
-// the plans of one batch, staging a, b, c that are not already pinned.
-void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena,
+// the plans of one batch, staging a, b, c that are not already pinned, and
+// sums the short tails on the CPU.
+void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena, const srs_t& srs,
                 const std::vector<circuit_t>& circuits, std::vector<circuit_terms_t>& terms,
                 thread_pool_t& pool);
 

@@ -11,6 +11,7 @@
 #include "cuzk/align.hpp"
 #include "cuzk/check.hpp"
 #include "cuzk/fr.hpp"
+#include "cuzk/msm.hpp"
 
 namespace cuzk {
 
@@ -52,14 +53,17 @@ private:
 
 // sum(scalar_k * points[k]) over one point set, by its plan: batch addition
 // of the ones (bitmap `ones`) and a gathered MSM of the tail, window by
-// window, all read from the device's copy of the terms. A plan with neither
-// zeros nor ones (a dense circuit) is one contiguous MSM instead.
+// window, all read from the device's copy of the terms (host_tail: the
+// tail's sum, made by the preamble instead). A plan with neither zeros nor
+// ones (a dense circuit) is one contiguous MSM instead.
 blst_p1 evaluate(const srs_points_t& set, const term_plan_t& plan, const uint64_t* ones,
-                 const device_terms_t& terms)
+                 const blst_p1* host_tail, const device_terms_t& terms)
 {
     CUZK_CHECK(set.size() == plan.points, "cuda backend: a plan does not fit its point set");
-    blst_p1 sum = infinity();
-    const bool dense = plan.tail == plan.points;
+    blst_p1 sum = host_tail != nullptr ? *host_tail : infinity();
+    const bool dense = host_tail == nullptr && plan.tail == plan.points;
+    // With the tail summed by the preamble, the windows add only the ones.
+    const size_t tail_len = host_tail != nullptr ? 0 : plan.tail;
     size_t lo = 0;  // the first tail entry not yet summed
     set.for_each_window([&](const cuda_points_t& points, size_t offset, size_t count) {
         blst_p1 part;
@@ -73,7 +77,7 @@ blst_p1 evaluate(const srs_points_t& set, const term_plan_t& plan, const uint64_
         add(sum, part);
         const uint32_t* tail = plan.tail_index;
         const size_t hi = static_cast<size_t>(
-            std::lower_bound(tail + lo, tail + plan.tail, offset + count) - tail);
+            std::lower_bound(tail + lo, tail + tail_len, offset + count) - tail);
         if (hi > lo) {
             cuda_msm_gather_on_device(part, points, terms.at(plan.tail_index) + lo,
                                       static_cast<uint32_t>(offset),
@@ -89,7 +93,7 @@ size_t map_bytes(const term_plan_t& plan) { return align256(cuda_bitmap_device_b
 
 }  // namespace
 
-void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena,
+void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena, const srs_t& srs,
                 const std::vector<circuit_t>& circuits, std::vector<circuit_terms_t>& terms,
                 thread_pool_t& pool)
 {
@@ -133,6 +137,14 @@ void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena,
             at += map_bytes(*sets[k]);
         }
         p.terms_bytes = static_cast<size_t>(at - p.terms);
+        const points_t<blst_p1_affine>* hosts[3] = {&srs.l, &srs.a, &srs.b_g1};
+        for (int k = 0; k < 3; k++) {
+            const term_plan_t& t = *sets[k];
+            p.tail_on_host[k] = t.tail > 0 && t.tail <= circuit_plan_t::host_tail_max &&
+                                t.tail < t.points;
+            if (p.tail_on_host[k])
+                msm_tail(p.host_tail[k], hosts[k]->data(), t, pool);
+        }
         const span_t<blst_fr> abc[3] = {circuits[i].a, circuits[i].b, circuits[i].c};
         for (int v = 0; v < 3; v++) {
             if (!p.staged_abc) {
@@ -246,11 +258,14 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
     if (!overlap_h())
         started.finish();
     clock.mark(0);
-    out.l = evaluate(state.l(), *plan.l, plan.ones[0], terms);
+    const auto host_tail = [&](int k) {
+        return plan.tail_on_host[k] ? &plan.host_tail[k] : nullptr;
+    };
+    out.l = evaluate(state.l(), *plan.l, plan.ones[0], host_tail(0), terms);
     clock.mark(1);
-    out.a = evaluate(state.a(), *plan.a, plan.ones[1], terms);
+    out.a = evaluate(state.a(), *plan.a, plan.ones[1], host_tail(1), terms);
     clock.mark(2);
-    out.b_g1 = evaluate(state.b_g1(), *plan.b_g1, plan.ones[2], terms);
+    out.b_g1 = evaluate(state.b_g1(), *plan.b_g1, plan.ones[2], host_tail(2), terms);
     clock.mark(3);
     if (const cuda_g2_points_t* b_g2 = state.b_g2()) {
         cuda_batch_add_bitmap_on_device(out.b_g2_ones, *b_g2, terms.at(plan.ones[2]),

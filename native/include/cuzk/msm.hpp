@@ -26,9 +26,12 @@ void batch_add(blst_p2& out, const gather_t<blst_p2_affine>& points, thread_pool
 // addition of the points whose scalar is 1, an MSM of the tail.
 void msm(blst_p1& out, const blst_p1_affine* points, const term_plan_t& plan, thread_pool_t& pool);
 void msm(blst_p2& out, const blst_p2_affine* points, const term_plan_t& plan, thread_pool_t& pool);
-// Its two halves, for B_G2 when a GPU sums the ones: the batch addition of
-// the ones, and the MSM of the tail.
+// Its two halves, for B_G2 when a GPU sums the ones (and for a G1 tail too
+// short to be worth a GPU MSM): the batch addition of the ones, and the MSM
+// of the tail.
 void sum_ones(blst_p2& out, const blst_p2_affine* points, const term_plan_t& plan,
+              thread_pool_t& pool);
+void msm_tail(blst_p1& out, const blst_p1_affine* points, const term_plan_t& plan,
               thread_pool_t& pool);
 void msm_tail(blst_p2& out, const blst_p2_affine* points, const term_plan_t& plan,
               thread_pool_t& pool);
