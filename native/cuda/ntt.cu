@@ -203,7 +203,8 @@ cuda_circuit_upload_t::cuda_circuit_upload_t(int ordinal, const void* terms,
         // The terms first: the kernel region's sums need them before the
         // H polynomial needs a, b, c.
         if (terms_bytes != 0)
-            CUZK_CUDA_OK(cudaMemcpyAsync(data_, terms, terms_bytes, cudaMemcpyHostToDevice, stream));
+            CUZK_CUDA_OK(
+                cudaMemcpyAsync(data_, terms, terms_bytes, cudaMemcpyHostToDevice, stream));
         CUZK_CUDA_OK(cudaEventRecord(events[0], stream));
         const blst_fr* inputs[3] = {a, b, c};
         for (unsigned v = 0; v < 3 && len != 0; v++)

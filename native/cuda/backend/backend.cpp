@@ -82,8 +82,9 @@ public:
         plan_batch(plans_, staging_->arena(), srs, circuits, terms, pool);
         // When the lock is in use (another worker's kernels run), start
         // copying the terms and a, b, c (pinned: the caller's or staging) to
-        // the device now, on a copy engine: the kernel region then starts from device
-        // memory (measured at L with 2 workers: holds 108 instead of 112 ms).
+        // the device now, on a copy engine: the kernel region then starts
+        // from device memory (measured at L with 2 workers: holds 108
+        // instead of 112 ms).
         // With the lock free it would not be hidden, and the kernel region's
         // own copies, overlapped with its NTTs, are faster (1 worker: 112
         // instead of 122 ms). Below 2^16 values the stream and event cost

@@ -88,12 +88,16 @@ struct circuit_plan_t {
     const char* terms = nullptr;
     size_t terms_bytes = 0;
     const uint64_t* ones[3] = {nullptr, nullptr, nullptr};  // l, a, b_g1
-    // A tail of at most host_tail_max terms is summed by the preamble on the
-    // CPU (sppark's MSM costs milliseconds whatever its length: the few
-    // public inputs of A took 6-7 ms of each L kernel region).
+    // A tail of at most host_tail_max terms (not a dense set) is summed by
+    // the preamble on the CPU, into host_tail (sppark's MSM costs
+    // milliseconds whatever its length: the few public inputs of A took
+    // 6-7 ms of each L kernel region).
     static constexpr size_t host_tail_max = 64;
-    bool tail_on_host[3] = {false, false, false};
-    blst_p1 host_tail[3] = {};
+    static bool tail_on_host(const term_plan_t& t)
+    {
+        return t.tail > 0 && t.tail <= host_tail_max && t.tail < t.points;
+    }
+    blst_p1 host_tail[3] = {};  // l, a, b_g1, where tail_on_host
     bool staged_abc = false;  // a, b, c copied into staging
     // The terms, then a, b, c, already on their way to the device (copied in
     // the preamble, outside the lock); null: the kernel region copies them.

@@ -89,7 +89,10 @@ blst_p1 evaluate(const srs_points_t& set, const term_plan_t& plan, const uint64_
     return sum;
 }
 
-size_t map_bytes(const term_plan_t& plan) { return align256(cuda_bitmap_device_bytes(plan.points)); }
+size_t map_bytes(const term_plan_t& plan)
+{
+    return align256(cuda_bitmap_device_bytes(plan.points));
+}
 
 }  // namespace
 
@@ -138,13 +141,9 @@ void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena, const
         }
         p.terms_bytes = static_cast<size_t>(at - p.terms);
         const points_t<blst_p1_affine>* hosts[3] = {&srs.l, &srs.a, &srs.b_g1};
-        for (int k = 0; k < 3; k++) {
-            const term_plan_t& t = *sets[k];
-            p.tail_on_host[k] = t.tail > 0 && t.tail <= circuit_plan_t::host_tail_max &&
-                                t.tail < t.points;
-            if (p.tail_on_host[k])
-                msm_tail(p.host_tail[k], hosts[k]->data(), t, pool);
-        }
+        for (int k = 0; k < 3; k++)
+            if (circuit_plan_t::tail_on_host(*sets[k]))
+                msm_tail(p.host_tail[k], hosts[k]->data(), *sets[k], pool);
         const span_t<blst_fr> abc[3] = {circuits[i].a, circuits[i].b, circuits[i].c};
         for (int v = 0; v < 3; v++) {
             if (!p.staged_abc) {
@@ -258,14 +257,15 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
     if (!overlap_h())
         started.finish();
     clock.mark(0);
-    const auto host_tail = [&](int k) {
-        return plan.tail_on_host[k] ? &plan.host_tail[k] : nullptr;
+    const auto sum = [&](const srs_points_t& set, const term_plan_t& t, int k) {
+        const blst_p1* host_tail = circuit_plan_t::tail_on_host(t) ? &plan.host_tail[k] : nullptr;
+        return evaluate(set, t, plan.ones[k], host_tail, terms);
     };
-    out.l = evaluate(state.l(), *plan.l, plan.ones[0], host_tail(0), terms);
+    out.l = sum(state.l(), *plan.l, 0);
     clock.mark(1);
-    out.a = evaluate(state.a(), *plan.a, plan.ones[1], host_tail(1), terms);
+    out.a = sum(state.a(), *plan.a, 1);
     clock.mark(2);
-    out.b_g1 = evaluate(state.b_g1(), *plan.b_g1, plan.ones[2], host_tail(2), terms);
+    out.b_g1 = sum(state.b_g1(), *plan.b_g1, 2);
     clock.mark(3);
     if (const cuda_g2_points_t* b_g2 = state.b_g2()) {
         cuda_batch_add_bitmap_on_device(out.b_g2_ones, *b_g2, terms.at(plan.ones[2]),
