@@ -49,20 +49,39 @@ blst_fr from_sppark(const fr_t& a)
     return r;
 }
 
-// a[i] = (a[i] * b[i] - c[i]) * z_inv: the coset values of (A*B - C) / Z.
+// a[i] *= b[i]: the coset values of A*B.
 __launch_bounds__(256) __global__
-void h_combine(fr_t* __restrict__ a, const fr_t* __restrict__ b, const fr_t* __restrict__ c,
-               fr_t z_inv, size_t n)
+void h_product(fr_t* __restrict__ a, const fr_t* __restrict__ b, size_t n)
 {
     for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
          i += size_t(gridDim.x) * blockDim.x) {
         fr_t x = a[i];
         x *= b[i];
+        a[i] = x;
+    }
+}
+
+// a[i] = (a[i] - c[i]) * z_inv: from the coefficients of A*B mod (x^n - g^n)
+// and of C, those of H (both in the same, bit-reversed, order).
+__launch_bounds__(256) __global__
+void h_quotient(fr_t* __restrict__ a, const fr_t* __restrict__ c, fr_t z_inv, size_t n)
+{
+    for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+         i += size_t(gridDim.x) * blockDim.x) {
+        fr_t x = a[i];
         x -= c[i];
         x *= z_inv;
         a[i] = x;
     }
 }
+
+// sppark's in-place bit reversal (protected in its NTT class).
+struct permute_t : NTT {
+    static void bit_reverse(fr_t* data, unsigned log_n, stream_t& stream)
+    {
+        bit_rev(data, data, log_n, stream);
+    }
+};
 
 void ntt_on(stream_t& stream, void* data, unsigned log_n, NTT::InputOutputOrder order,
             NTT::Direction direction, NTT::Type type)
@@ -307,10 +326,12 @@ void cuda_h_poly_t::compute_from(const blst_fr* const host_or_device[3], size_t 
     blst_fr_sub(&z, &g, &one);
     blst_fr_eucl_inverse(&z_inv, &z);
 
-    // a, b, c each on its own stream (h_stream + 0..2): copy (async when pinned; pageable
-    // input is first copied into staging(v) on several threads, overlapping
-    // the GPU work of the vectors before it), pad, iNTT to bit-reversed
-    // coefficients, coset NTT back to natural order.
+    // a, b, c each on its own stream (h_stream + 0..2): copy (async when
+    // pinned; pageable input is first copied into staging(v) on several
+    // threads, overlapping the GPU work of the vectors before it), pad, iNTT
+    // to bit-reversed coefficients; a and b then go by a coset NTT to their
+    // values on g<w> in natural order. C needs no coset values: it enters H
+    // linearly (below), so six NTTs instead of seven.
     const blst_fr* inputs[3] = {host_or_device[0], host_or_device[1], host_or_device[2]};
     const bool stage =
         !on_device && impl.stage_pageable && len * sizeof(blst_fr) >= (size_t(1) << 20);
@@ -341,24 +362,37 @@ void cuda_h_poly_t::compute_from(const blst_fr* const host_or_device[3], size_t 
             CUZK_CUDA_OK(cudaMemsetAsync(d + len, 0, (domain_ - len) * sizeof(blst_fr), s));
         ntt_on(impl.sppark_stream(h_stream + v), d, log_domain_, NTT::InputOutputOrder::NR,
                NTT::Direction::inverse, NTT::Type::standard);
-        ntt_on(impl.sppark_stream(h_stream + v), d, log_domain_, NTT::InputOutputOrder::RN,
-               NTT::Direction::forward, NTT::Type::coset);
+        if (v < 2)
+            ntt_on(impl.sppark_stream(h_stream + v), d, log_domain_, NTT::InputOutputOrder::RN,
+                   NTT::Direction::forward, NTT::Type::coset);
         CUZK_CUDA_OK(cudaEventRecord(impl.events[h_stream + v], s));
     }
     const cudaStream_t s0 = impl.stream(h_stream);
     CUZK_CUDA_OK(cudaStreamWaitEvent(s0, impl.events[h_stream + 1], 0));
-    CUZK_CUDA_OK(cudaStreamWaitEvent(s0, impl.events[h_stream + 2], 0));
 
     const unsigned block = 256;
     size_t blocks = (domain_ + block - 1) / block;
     const size_t cap = size_t(impl.info.sm_count) * 16;
-    h_combine<<<static_cast<unsigned>(blocks < cap ? blocks : cap), block, 0, s0>>>(
-        static_cast<fr_t*>(a_->device_data()), static_cast<const fr_t*>(b_->device_data()),
-        static_cast<const fr_t*>(c_->device_data()), to_sppark(z_inv), domain_);
-    CUZK_CUDA_LAUNCHED(h_combine);
+    const unsigned grid = static_cast<unsigned>(blocks < cap ? blocks : cap);
+    fr_t* a = static_cast<fr_t*>(a_->device_data());
+    h_product<<<grid, block, 0, s0>>>(a, static_cast<const fr_t*>(b_->device_data()), domain_);
+    CUZK_CUDA_LAUNCHED(h_product);
 
-    ntt_on(impl.sppark_stream(h_stream), a_->device_data(), log_domain_,
-           NTT::InputOutputOrder::NN, NTT::Direction::inverse, NTT::Type::coset);
+    // The coset iNTT of A*B's values gives A*B mod (x^n - g^n). With
+    // A*B - C = H Z, Z = x^n - 1 and deg H, deg C < n, that is C + (g^n - 1) H:
+    // H = (A*B mod (x^n - g^n) - C) / (g^n - 1), the same vector the coset
+    // iNTT of (A*B - C) / Z's values gives (it is linear, and C's coset
+    // values go back to C), for any a, b, c. Both transforms leave their
+    // output bit-reversed; one reversal puts H in natural order.
+    stream_t& sp0 = impl.sppark_stream(h_stream);
+    ntt_on(sp0, a, log_domain_, NTT::InputOutputOrder::NR, NTT::Direction::inverse,
+           NTT::Type::coset);
+    CUZK_CUDA_OK(cudaStreamWaitEvent(s0, impl.events[h_stream + 2], 0));
+    h_quotient<<<grid, block, 0, s0>>>(a, static_cast<const fr_t*>(c_->device_data()),
+                                       to_sppark(z_inv), domain_);
+    CUZK_CUDA_LAUNCHED(h_quotient);
+    if (log_domain_ != 0)
+        permute_t::bit_reverse(a, log_domain_, sp0);
 }
 
 void cuda_h_poly_t::download(blst_fr* out) const { a_->download(out, domain_); }

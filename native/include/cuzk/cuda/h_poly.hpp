@@ -59,10 +59,12 @@ private:
 
 // A workspace for one evaluation domain n = 2^k (3n Fr of device memory),
 // reused across the circuits of a batch. compute() does what
-// cuzk::h_coefficients does on the CPU:
+// cuzk::h_coefficients does on the CPU, in six NTTs instead of seven:
 //   a, b, c (evaluations on <w>, zero-padded to n)  --iNTT-->  coefficients
-//   --coset NTT (g = 7)-->  values on g<w>
-//   a*b - c, times 1/(g^n - 1)  --coset iNTT-->  H's n coefficients.
+//   a, b  --coset NTT (g = 7)-->  values on g<w>
+//   a*b  --coset iNTT-->  A*B mod (x^n - g^n); minus C, times 1/(g^n - 1):
+//   H's n coefficients (the same vector as the coset iNTT of
+//   (a*b - c) / (g^n - 1) on g<w>, as the CPU computes it).
 // H's degree is below n - 1, so coefficient n - 1 is zero and the first
 // n - 1 feed the MSM against the key's n - 1 h points.
 class cuda_h_poly_t {
