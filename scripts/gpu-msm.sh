@@ -17,6 +17,8 @@
 #            gpu-base/cuzk-base.gz and gpu-base/cuzk-new.gz (git-ignored)
 #   l-order  L benches with the H polynomial beside the sums (CUZK_H_OVERLAP=1,
 #            the default) and before them (0), alternating, twice
+#   l-early  L benches with a, b, c copied from the preamble's start
+#            (CUZK_ABC_EARLY=1, the default) and not (0), alternating, twice
 #   ncu      Nsight Compute on the table MSM's accumulation at 2^22
 #   p27      scripts/gpu-bench.sh p27, traced (P27_GPU_WORKERS etc. pass
 #            through; P27_LIMIT seconds, default 330)
@@ -86,6 +88,9 @@ for s in ${*:-tests l}; do case $s in
              done; done ;;
     l-order) for round in 1 2; do for o in 1 0; do
                  bench_l L-overlap$o-$round "$B" CUZK_H_OVERLAP=$o
+             done; done ;;
+    l-early) for round in 1 2; do for e in 1 0; do
+                 bench_l L-early$e-$round "$B" CUZK_ABC_EARLY=$e
              done; done ;;
     ncu)     step ncu 150 ncu --clock-control none -k regex:accumulate_shares -s 20 -c 1 \
                  --section SpeedOfLight --section ComputeWorkloadAnalysis --section Occupancy \

@@ -65,7 +65,8 @@ public:
     std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
                                             const std::vector<circuit_t>& circuits,
                                             std::vector<circuit_terms_t>& terms,
-                                            thread_pool_t& pool, bool) override
+                                            thread_pool_t& pool, bool,
+                                            std::unique_ptr<early_inputs_t>) override
     {
         return std::make_unique<cpu_batch_t>(srs, circuits, terms, pool);
     }

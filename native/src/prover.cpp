@@ -117,13 +117,16 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     kernel_backend_t& backend = lock.backend();
     prove_timings_t timings;
     std::vector<circuit_terms_t> terms(n);
+    // Lets the backend start copying a, b, c to the device now (the CUDA
+    // backend does when they are page-locked), beside the classification.
+    std::unique_ptr<early_inputs_t> early = backend.start_inputs(srs, batch);
     const uint64_t classify_started_ns = monotonic_ns();
     for (size_t i = 0; i < n; i++)
         terms[i].classify(batch[i], pool);
     const uint64_t classified_ns = monotonic_ns();
     timings.classify_ns = classified_ns - classify_started_ns;
     const std::unique_ptr<kernel_batch_t> kernels =
-        backend.prepare(srs, batch, terms, pool, lock.in_use());
+        backend.prepare(srs, batch, terms, pool, lock.in_use(), std::move(early));
     timings.backend_prepare_ns = monotonic_ns() - classified_ns;
     // A backend that may sum B_G2's ones in its kernel region (the CUDA one,
     // when the key's G2 points are on the device) leaves the CPU only the

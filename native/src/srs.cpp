@@ -33,4 +33,10 @@ srs_device_state_t& srs_t::device_state(
     return *device_states_.emplace(device, std::move(made)).first->second;
 }
 
+bool srs_t::has_device_state(uint32_t device) const
+{
+    std::lock_guard<std::mutex> guard(device_mutex_);
+    return device_states_.count(device) != 0;
+}
+
 }  // namespace cuzk

@@ -102,6 +102,9 @@ struct circuit_plan_t {
     // The terms, then a, b, c, already on their way to the device (copied in
     // the preamble, outside the lock); null: the kernel region copies them.
     const cuda_circuit_upload_t* upload = nullptr;
+    // a, b, c alone, on their way since the preamble's start
+    // (cuda_backend_t::start_inputs); then `upload` holds only the terms.
+    const cuda_circuit_upload_t* abc_upload = nullptr;
 };
 
 // A lock's CUDA backend.
@@ -119,7 +122,10 @@ public:
     std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
                                             const std::vector<circuit_t>& circuits,
                                             std::vector<circuit_terms_t>& terms,
-                                            thread_pool_t& pool, bool lock_in_use) override;
+                                            thread_pool_t& pool, bool lock_in_use,
+                                            std::unique_ptr<early_inputs_t> early) override;
+    std::unique_ptr<early_inputs_t> start_inputs(const srs_t& srs,
+                                                 const std::vector<circuit_t>& circuits) override;
 
     uint32_t device() const noexcept { return device_; }
 

@@ -248,7 +248,9 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
     // The H polynomial's NTTs (streams 1-3) run beside the L, A and B sums
     // (stream 0 and sppark's MSM streams), which do not need it.
     if (h != nullptr) {
-        if (plan.upload->len() != 0)
+        if (plan.abc_upload != nullptr)
+            h->start(*plan.abc_upload);
+        else if (plan.upload->len() != 0)
             h->start(*plan.upload);
         else
             h->start(plan.abc[0], plan.abc[1], plan.abc[2], plan.constraints);

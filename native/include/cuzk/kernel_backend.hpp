@@ -53,6 +53,13 @@ public:
 };
 
 // A backend of the kernel region; a gpu_lock_t owns one.
+// What a backend started for a batch before its terms were classified
+// (kernel_backend_t::start_inputs), handed to prepare().
+class early_inputs_t {
+public:
+    virtual ~early_inputs_t() = default;
+};
+
 class kernel_backend_t {
 public:
     virtual ~kernel_backend_t() = default;
@@ -70,10 +77,23 @@ public:
     // which outlive it. lock_in_use: whether another caller held or awaited
     // the lock just before this call (gpu_lock_t::in_use), so that this
     // batch will likely wait for it.
+    // early: what start_inputs returned for these circuits (may be null).
     virtual std::unique_ptr<kernel_batch_t> prepare(const srs_t& srs,
                                                     const std::vector<circuit_t>& circuits,
                                                     std::vector<circuit_terms_t>& terms,
-                                                    thread_pool_t& pool, bool lock_in_use) = 0;
+                                                    thread_pool_t& pool, bool lock_in_use,
+                                                    std::unique_ptr<early_inputs_t> early) = 0;
+    // Lock not held, at the start of the preamble, before the terms are
+    // classified: the backend may start moving the circuits' a, b, c to the
+    // device (the CUDA backend does, when they are page-locked), so that the
+    // copy runs beside the preamble. Default: nothing.
+    virtual std::unique_ptr<early_inputs_t> start_inputs(const srs_t& srs,
+                                                         const std::vector<circuit_t>& circuits)
+    {
+        (void)srs;
+        (void)circuits;
+        return nullptr;
+    }
 };
 
 std::unique_ptr<kernel_backend_t> make_cpu_kernel_backend();

@@ -66,6 +66,9 @@ struct srs_t {
     // gpu_lock_t held; the points above must not change afterwards.
     srs_device_state_t& device_state(
         uint32_t device, const std::function<std::unique_ptr<srs_device_state_t>()>& make) const;
+    // Whether device_state() has made the state for `device` (a hint for a
+    // caller without the lock: it may be made right after this returns).
+    bool has_device_state(uint32_t device) const;
 
 private:
     mutable std::mutex device_mutex_;  // guards the map, not the states
