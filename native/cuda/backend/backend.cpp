@@ -84,6 +84,10 @@ bool copy_early()
 
 // Below 2^16 values the stream and event cost more than an early copy saves.
 constexpr size_t min_upload_values = size_t(1) << 16;
+// Above 2^25 values (3 GB of a, b, c) the early copy outlasts the preamble,
+// and the terms, which the kernel region needs first, queue behind it:
+// measured at 2^27 (12.9 GB, 141 ms of preamble), the L sum waited 170 ms.
+constexpr size_t max_early_values = size_t(1) << 25;
 
 // start_inputs' copies: circuit i's a, b, c (null: not started).
 class cuda_early_inputs_t final : public early_inputs_t {
@@ -242,7 +246,7 @@ std::unique_ptr<early_inputs_t> cuda_backend_t::start_inputs(
     for (size_t i = 0; i < circuits.size(); i++) {
         const circuit_t& c = circuits[i];
         const size_t len = c.a.size;
-        if (len < min_upload_values || c.b.size != len || c.c.size != len || len > srs.domain())
+        if (len < min_upload_values || len > max_early_values || c.b.size != len || c.c.size != len || len > srs.domain())
             continue;
         bool pinned = true;
         for (const span_t<blst_fr>* v : {&c.a, &c.b, &c.c})
