@@ -449,9 +449,9 @@ struct cuda_msm_table_t::impl_t {
     bucket_mem_t* parts = nullptr;
     bucket_mem_t* weighed = nullptr;
     bucket_mem_t* sums = nullptr;
-    // The window totals read back, page-locked: a pageable copy waits on the
-    // host's staging, and at 2^27, with 85 GB of the host's memory in use,
-    // that once held the stream for 4.6-4.9 s.
+    // The window totals read back, page-locked: a pageable copy goes through
+    // the host thread's staging, so a stalled host held the stream with it
+    // (once 4.6 s at 2^27, the host's memory mostly in use).
     cuda_pinned_buffer_t totals;
     mutable std::mutex busy;
 

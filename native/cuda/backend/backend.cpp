@@ -231,8 +231,8 @@ std::unique_ptr<kernel_batch_t> cuda_backend_t::prepare(
 // Page-locked a, b, c start for the device at once, on a copy engine, so
 // that the copy (768 MB at L, about 15 ms) runs beside the preamble's
 // classification and planning instead of at the kernel region's start
-// (measured at L with 2 workers: the regions that copied in the lock took
-// 77.4 ms, those whose inputs were on the device 71.5 ms). Not on a key's
+// (measured at L with 2 workers: kernel regions of 70.3 ms against 77.4,
+// BENCHMARKS.md session 11). Not on a key's
 // first use on the device (its H table is sized from the memory free
 // then), for pageable inputs (the preamble stages those), for small
 // circuits, nor when the device is out of memory (the region copies then).
@@ -246,7 +246,8 @@ std::unique_ptr<early_inputs_t> cuda_backend_t::start_inputs(
     for (size_t i = 0; i < circuits.size(); i++) {
         const circuit_t& c = circuits[i];
         const size_t len = c.a.size;
-        if (len < min_upload_values || len > max_early_values || c.b.size != len || c.c.size != len || len > srs.domain())
+        if (len < min_upload_values || len > max_early_values || len > srs.domain() ||
+            c.b.size != len || c.c.size != len)
             continue;
         bool pinned = true;
         for (const span_t<blst_fr>* v : {&c.a, &c.b, &c.c})

@@ -52,7 +52,6 @@ public:
     virtual kernel_report_t report() const = 0;
 };
 
-// A backend of the kernel region; a gpu_lock_t owns one.
 // What a backend started for a batch before its terms were classified
 // (kernel_backend_t::start_inputs), handed to prepare().
 class early_inputs_t {
@@ -60,6 +59,7 @@ public:
     virtual ~early_inputs_t() = default;
 };
 
+// A backend of the kernel region; a gpu_lock_t owns one.
 class kernel_backend_t {
 public:
     virtual ~kernel_backend_t() = default;
