@@ -129,12 +129,12 @@ public:
         for (circuit_plan_t& p : plans_) {
             if (p.constraints < min_upload_values)
                 continue;
-            const bool abc = p.abc_upload == nullptr;
+            // a, b, c too unless start_inputs already sent them.
+            const size_t abc_len = p.abc_upload == nullptr ? p.constraints : 0;
             try {
                 uploads_.push_back(std::make_unique<cuda_circuit_upload_t>(
-                    static_cast<int>(backend.device()), p.terms, p.terms_bytes,
-                    abc ? p.abc[0] : nullptr, abc ? p.abc[1] : nullptr,
-                    abc ? p.abc[2] : nullptr, abc ? p.constraints : 0));
+                    static_cast<int>(backend.device()), p.terms, p.terms_bytes, p.abc[0],
+                    p.abc[1], p.abc[2], abc_len));
                 p.upload = uploads_.back().get();
             } catch (const cuda_error_t&) {
                 break;
@@ -249,10 +249,7 @@ std::unique_ptr<early_inputs_t> cuda_backend_t::start_inputs(
         if (len < min_upload_values || len > max_early_values || len > srs.domain() ||
             c.b.size != len || c.c.size != len)
             continue;
-        bool pinned = true;
-        for (const span_t<blst_fr>* v : {&c.a, &c.b, &c.c})
-            pinned = pinned && cuda_host_range_pinned(v->data, len * sizeof(blst_fr));
-        if (!pinned)
+        if (!abc_page_locked(c))
             continue;
         try {
             early->uploads[i] = std::make_unique<cuda_circuit_upload_t>(

@@ -218,6 +218,10 @@ private:
     std::unique_ptr<cuda_msm_table_t> h_table_;
 };
 
+// Whether a circuit's a, b, c are all page-locked (or empty): then they go
+// to the device straight from where synthesis wrote them.
+bool abc_page_locked(const circuit_t& c);
+
 // Preamble work (lock not held): fills terms (tails in pinned staging) and
 // the plans of one batch, staging a, b, c that are not already pinned, and
 // sums the short tails on the CPU.

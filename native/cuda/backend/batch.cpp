@@ -96,6 +96,14 @@ size_t map_bytes(const term_plan_t& plan)
 
 }  // namespace
 
+bool abc_page_locked(const circuit_t& c)
+{
+    for (const span_t<blst_fr>* v : {&c.a, &c.b, &c.c})
+        if (v->size != 0 && !cuda_host_range_pinned(v->data, v->size * sizeof(blst_fr)))
+            return false;
+    return true;
+}
+
 void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena, const srs_t& srs,
                 const std::vector<circuit_t>& circuits, std::vector<circuit_terms_t>& terms,
                 thread_pool_t& pool)
@@ -111,10 +119,7 @@ void plan_batch(std::vector<circuit_plan_t>& plans, pinned_arena_t& arena, const
         circuit_plan_t& p = plans[i];
         const circuit_t& c = circuits[i];
         p.constraints = c.a.size;
-        p.staged_abc = false;
-        for (const span_t<blst_fr>* v : {&c.a, &c.b, &c.c})
-            p.staged_abc |=
-                v->size != 0 && !cuda_host_range_pinned(v->data, v->size * sizeof(blst_fr));
+        p.staged_abc = !abc_page_locked(c);
         bytes += terms[i].tail_bytes();
         for (const term_plan_t* t : {&terms[i].l, &terms[i].a, &terms[i].b})
             bytes += map_bytes(*t);
