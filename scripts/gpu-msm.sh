@@ -5,12 +5,15 @@
 # binaries below: both cuzk builds and the tests do not fit one call's 64
 # MiB unpacked).
 #
-#   scripts/gpu-msm.sh [steps...]      steps: tests sweep l l-ab l-order ncu p27
+#   scripts/gpu-msm.sh [steps...]      steps: tests sweep ba l l-ab l-order l-early
+#                                      l-ones ncu p27 p27-ones
 #
 #   tests    scripts/gpu-run.sh -- --tests-only (the harness's checks, then
 #            every test executable, --ignored device runs included)
 #   sweep    cuzk-cuda-harness --bench-only --max-log 24: sppark's MSM and
 #            the table MSM side by side, with every other kernel benchmark
+#   ba       the harness's benchmarks at 2^22 (--max-log 22): among them
+#            the G1 and G2 bitmap sums by the share sum and sppark's kernel
 #   l        one L bench (every proof verified), each kernel region's steps
 #            and each H MSM's traced (CUZK_MSM_TRACE=1): medians printed
 #   l-ab     L benches alternating two builds, base and new, twice:
@@ -19,9 +22,14 @@
 #            the default) and before them (0), alternating, twice
 #   l-early  L benches with a, b, c copied from the preamble's start
 #            (CUZK_ABC_EARLY=1, the default) and not (0), alternating, twice
+#   l-ones   L benches with the ones summed by the share sum (the default)
+#            and by sppark's kernel (CUZK_ONES_KERNEL=sppark; or L_ONES), alternating,
+#            twice
 #   ncu      Nsight Compute on the table MSM's accumulation at 2^22
 #   p27      scripts/gpu-bench.sh p27, traced (P27_GPU_WORKERS etc. pass
 #            through; P27_LIMIT seconds, default 330)
+#   p27-ones p27 once for each of P27_ONES (default "share sppark"), as
+#            CUZK_ONES_KERNEL
 #
 # Everything lands in $OUT/r/ and is packed into $OUT/results.tgz after each
 # step (a call returns at most 8 files, and a call cut off at its limit keeps
@@ -82,6 +90,8 @@ for s in ${*:-tests l}; do case $s in
              grep -E '^[0-9]+ checks' "$R/tests.log" ;;
     sweep)   step sweep 300 "$H" --bench-only --max-log 24
              grep -E 'G1 MSM|table' "$R/sweep.log" | grep -v '^   table' | tail -n 30 ;;
+    ba)      step ba 200 "$H" --bench-only --max-log 22
+             grep -E 'batch add' "$R/ba.log" ;;
     l)       bench_l L "$B" ;;
     l-ab)    for round in 1 2; do for v in base new; do
                  bench_l L-$v-$round /tmp/cuzk-$v
@@ -92,6 +102,9 @@ for s in ${*:-tests l}; do case $s in
     l-early) for round in 1 2; do for e in 1 0; do
                  bench_l L-early$e-$round "$B" CUZK_ABC_EARLY=$e
              done; done ;;
+    l-ones)  for round in 1 2; do for k in ${L_ONES:-share sppark}; do
+                 bench_l L-ones-$k-$round "$B" CUZK_ONES_KERNEL=$k
+             done; done ;;
     ncu)     step ncu 150 ncu --clock-control none -k regex:accumulate_shares -s 20 -c 1 \
                  --section SpeedOfLight --section ComputeWorkloadAnalysis --section Occupancy \
                  --section WarpStateStats --section MemoryWorkloadAnalysis --section LaunchStats \
@@ -100,5 +113,13 @@ for s in ${*:-tests l}; do case $s in
                  "$R/ncu.log" | head -n 30 ;;
     p27)     CUZK=$B CUZK_MSM_TRACE=1 OUT=$R step p27-console "${P27_LIMIT:-330}" scripts/gpu-bench.sh p27
              grep -A9 '^sha-chain' "$R/p27.log"; trace_medians "$R/p27.log" ;;
+    p27-ones) for k in ${P27_ONES:-share sppark}; do
+                 mkdir -p "$R/p27-$k"
+                 CUZK=$B CUZK_MSM_TRACE=1 CUZK_ONES_KERNEL=$k OUT=$R/p27-$k \
+                     step p27-$k-console "${P27_LIMIT:-330}" scripts/gpu-bench.sh p27
+                 echo "== p27, ones by $k"
+                 grep -A9 '^sha-chain' "$R/p27-$k/p27.log"; trace_medians "$R/p27-$k/p27.log"
+                 pack
+             done ;;
     *) echo "unknown step $s" ;;
 esac; pack; done

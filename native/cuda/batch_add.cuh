@@ -1,8 +1,16 @@
-// sppark's bitmap batch addition (msm/batch_addition.cuh) as the G1 (msm.cu)
-// and G2 (g2.cu) sums launch it. Include after sppark's headers and
+// The sums of the points whose bit is set in a bitmap (the ones of the L,
+// A, B_G1 and B_G2 sums), as msm.cu (G1) and g2.cu (G2) launch them: by
+// default cuzk's share sum below, or sppark's bitmap batch addition
+// (msm/batch_addition.cuh) with CUZK_ONES_KERNEL=sppark (or
+// cuda_device_t::set_ones_kernel). Include after sppark's headers and
 // device_impl.cuh.
 #pragma once
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include <cub/device/device_scan.cuh>
 #include <msm/batch_addition.cuh>
 
 #include "cuzk/check.hpp"
@@ -21,6 +29,8 @@ inline const uint64_t* upload_bitmap(cuda_device_t::impl_t& impl, char* at, cons
                                  cudaMemcpyHostToDevice, s));
     return reinterpret_cast<const uint64_t*>(at);
 }
+
+// ---- sppark's kernel
 
 // Starts summing the points of d_points whose bit is set in the device
 // bitmap d_bitmap[0..nbits) (readable up to cuda_bitmap_device_bytes(nbits);
@@ -50,10 +60,184 @@ void launch_bitmap_batch_add(cuda_device_t::impl_t& impl, const void* d_points,
     CUZK_CUDA_LAUNCHED(batch_addition);
 }
 
-// The buckets launch_bitmap_batch_add fills on this device.
-inline uint32_t bitmap_buckets(const cuda_device_t::impl_t& impl)
+// ---- cuzk's share sum
+//
+// sppark's kernel walks the bitmap inside the addition loop, one block of
+// 8 warps an SM (its registers allow no more). The share sum first lists
+// the set bits' indices (a popcount per 32-bit word, CUB's scan, a write
+// of the indices), then gives each thread an equal share of the list, as
+// the table MSM's accumulation does: the thread loads its next point while
+// it adds the one before, and the warps' sums are folded by shuffles.
+
+// 32-bit word w of the bitmap, its bits from nbits on cleared.
+static __device__ __forceinline__ uint32_t word_below(const uint32_t* words, uint32_t w,
+                                                      uint32_t nwords, uint32_t nbits)
 {
-    return static_cast<uint32_t>(impl.info.sm_count) * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
+    const uint32_t word = words[w];
+    return w == nwords - 1 && nbits % 32 != 0 ? word & ((1u << (nbits % 32)) - 1) : word;
+}
+
+// counts[w] = the set bits of 32-bit word w below nbits.
+static __global__ void count_ones(uint32_t* counts, const uint32_t* words, uint32_t nwords,
+                                  uint32_t nbits)
+{
+    for (uint32_t w = blockIdx.x * blockDim.x + threadIdx.x; w < nwords;
+         w += gridDim.x * blockDim.x)
+        counts[w] = __popc(word_below(words, w, nwords, nbits));
+}
+
+// The indices of the set bits below nbits, in order, from offsets[w] (the
+// exclusive prefix sum of count_ones' counts); the count at total.
+static __global__ void list_ones(uint32_t* indices, uint32_t* total, const uint32_t* offsets,
+                                 const uint32_t* counts, const uint32_t* words, uint32_t nwords,
+                                 uint32_t nbits)
+{
+    for (uint32_t w = blockIdx.x * blockDim.x + threadIdx.x; w < nwords;
+         w += gridDim.x * blockDim.x) {
+        uint32_t word = word_below(words, w, nwords, nbits);
+        for (uint32_t at = offsets[w]; word != 0; word &= word - 1)
+            indices[at++] = w * 32 + (__ffs(word) - 1);
+        if (w == nwords - 1)
+            *total = offsets[w] + counts[w];
+    }
+}
+
+constexpr unsigned share_sum_block = 256;
+
+// Thread pair (or single thread, degree 1) p of `lanes` sums the points
+// indices[p * share, (p + 1) * share) of the *total listed; each warp's
+// sums are folded into its lane 0, stored at sums[warp].
+template <class bucket_t, class affine_mem_t>
+__launch_bounds__(share_sum_block) __global__
+void share_sum(typename bucket_t::mem_t* sums, const affine_mem_t* points,
+               const uint32_t* indices, const uint32_t* total)
+{
+    using affine_t = typename bucket_t::affine_t;
+    constexpr uint32_t degree = bucket_t::degree;
+    constexpr uint32_t warp_lanes = WARP_SZ / degree;
+    const uint32_t lanes = gridDim.x * blockDim.x / degree;
+    const uint32_t lane = (blockIdx.x * blockDim.x + threadIdx.x) / degree;
+    const uint32_t m = *total;
+    const uint32_t share = (m + lanes - 1) / lanes;
+    const uint64_t begin64 = uint64_t(lane) * share;
+    const uint32_t begin = begin64 < m ? uint32_t(begin64) : m;
+    const uint32_t end = uint32_t(min(begin64 + share, uint64_t(m)));
+    bucket_t acc;
+    acc.inf();
+    if (begin < end) {
+        affine_t p = points[indices[begin]];
+#pragma unroll 1
+        for (uint32_t x = begin; x < end;) {
+            const affine_t here = p;
+            if (++x < end)  // load the next point before adding this one
+                p = points[indices[x]];
+            if (degree == 2)
+                acc.uadd(here);
+            else
+                acc.add(here);
+        }
+    }
+    const uint32_t xid = lane % warp_lanes;
+    for (uint32_t off = 1; off < warp_lanes;) {
+        auto down = shfl_down(acc, off * degree);
+        off <<= 1;
+        if ((xid & (off - 1)) == 0)
+            acc.uadd(down);
+    }
+    if (xid == 0)
+        sums[lane / warp_lanes] = acc;
+}
+
+// The share sum's grid: as many blocks as fit on the device at once.
+template <class bucket_t, class affine_mem_t>
+unsigned share_sum_grid(const cuda_device_t::impl_t& impl)
+{
+    static const int per_sm = [] {
+        int n = 0;
+        void (*kernel)(typename bucket_t::mem_t*, const affine_mem_t*, const uint32_t*,
+                       const uint32_t*) = share_sum<bucket_t, affine_mem_t>;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                &n, reinterpret_cast<const void*>(kernel), share_sum_block, 0) != cudaSuccess) {
+            (void)cudaGetLastError();
+            n = 1;
+        }
+        return n < 1 ? 1 : n;
+    }();
+    return static_cast<unsigned>(impl.info.sm_count) * static_cast<unsigned>(per_sm);
+}
+
+// The buckets a bitmap sum leaves for the caller to fold: one per warp.
+template <class bucket_t, class affine_mem_t>
+uint32_t bitmap_buckets(const cuda_device_t::impl_t& impl)
+{
+    if (impl.ones_by_sppark)
+        return static_cast<uint32_t>(impl.info.sm_count) * BATCH_ADD_BLOCK_SIZE / WARP_SZ;
+    return share_sum_grid<bucket_t, affine_mem_t>(impl) * share_sum_block / WARP_SZ;
+}
+
+// The scratch a bitmap sum of nbits needs past its buckets (the list of
+// the set bits, the counts and their scan); none for sppark's kernel.
+inline size_t ones_list_bytes(const cuda_device_t::impl_t& impl, size_t nbits,
+                              size_t* scan_bytes = nullptr)
+{
+    if (impl.ones_by_sppark)
+        return 0;
+    const size_t nwords = (nbits + 31) / 32;
+    size_t temp = 0;
+    const uint32_t* none_in = nullptr;
+    uint32_t* none_out = nullptr;
+    CUZK_CUDA_OK(cub::DeviceScan::ExclusiveSum(nullptr, temp, none_in, none_out,
+                                               static_cast<int>(nwords)));
+    if (scan_bytes != nullptr)
+        *scan_bytes = temp;
+    return align256(nbits * sizeof(uint32_t)) + 2 * align256(nwords * sizeof(uint32_t)) +
+           align256(temp) + 256;
+}
+
+// Starts the sum of the points of d_points whose bit is set in the device
+// bitmap d_bitmap[0..nbits) (as launch_bitmap_batch_add), on stream 0, by
+// the chosen kernel: bitmap_buckets() XYZZ sums at d_buckets, with
+// ones_list_bytes(impl, nbits) of scratch at `list` (unused by sppark's
+// kernel).
+template <class bucket_t, class affine_mem_t>
+void launch_ones_sum(cuda_device_t::impl_t& impl, const void* d_points, const uint64_t* d_bitmap,
+                     size_t nbits, typename bucket_t::mem_t* d_buckets, uint32_t nbuckets,
+                     char* list)
+{
+    if (impl.ones_by_sppark) {
+        launch_bitmap_batch_add<bucket_t, affine_mem_t>(impl, d_points, d_bitmap, nbits,
+                                                        d_buckets, nbuckets);
+        return;
+    }
+    const unsigned grid = share_sum_grid<bucket_t, affine_mem_t>(impl);
+    CUZK_CHECK(nbuckets == grid * share_sum_block / WARP_SZ, "share sum: bucket count");
+    CUZK_CHECK(nbits < (size_t(1) << 32), "share sum: at most 2^32 - 1 bits");
+    const cudaStream_t s = impl.stream(0);
+    const size_t nwords = (nbits + 31) / 32;
+    size_t scan_bytes = 0;
+    ones_list_bytes(impl, nbits, &scan_bytes);
+    auto* indices = reinterpret_cast<uint32_t*>(list);
+    char* at = list + align256(nbits * sizeof(uint32_t));
+    auto* counts = reinterpret_cast<uint32_t*>(at);
+    at += align256(nwords * sizeof(uint32_t));
+    auto* offsets = reinterpret_cast<uint32_t*>(at);
+    at += align256(nwords * sizeof(uint32_t));
+    void* temp = at;
+    at += align256(scan_bytes);
+    auto* total = reinterpret_cast<uint32_t*>(at);
+    const auto* words = reinterpret_cast<const uint32_t*>(d_bitmap);
+    const auto n32 = static_cast<uint32_t>(nwords), bits = static_cast<uint32_t>(nbits);
+    const unsigned word_blocks = static_cast<unsigned>(
+        std::min<size_t>((nwords + 255) / 256, size_t(impl.info.sm_count) * 8));
+    count_ones<<<word_blocks, 256, 0, s>>>(counts, words, n32, bits);
+    CUZK_CUDA_LAUNCHED(count_ones);
+    CUZK_CUDA_OK(cub::DeviceScan::ExclusiveSum(temp, scan_bytes, counts, offsets,
+                                               static_cast<int>(nwords), s));
+    list_ones<<<word_blocks, 256, 0, s>>>(indices, total, offsets, counts, words, n32, bits);
+    CUZK_CUDA_LAUNCHED(list_ones);
+    share_sum<bucket_t, affine_mem_t><<<grid, share_sum_block, 0, s>>>(
+        d_buckets, static_cast<const affine_mem_t*>(d_points), indices, total);
+    CUZK_CUDA_LAUNCHED(share_sum);
 }
 
 }  // namespace cuzk

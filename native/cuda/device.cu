@@ -2,6 +2,7 @@
 // list (util/all_gpus.cpp), which every sppark call goes through.
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -121,6 +122,8 @@ cuda_mem_info_t cuda_mem_info(int ordinal)
 cuda_device_t::impl_t::impl_t(int ord) : ordinal(ord)
 {
     info = cuda_device_info(ordinal);
+    if (const char* v = std::getenv("CUZK_ONES_KERNEL"))
+        ones_by_sppark = std::strcmp(v, "sppark") == 0;
     for (const gpu_t* g : all_gpus()) {
         if (g->cid() == ordinal) {
             gpu = g;
@@ -274,6 +277,16 @@ void parallel_copy(void* dst, const void* src, size_t bytes)
 void cuda_device_t::set_stage_pageable(bool on) noexcept { impl_->stage_pageable = on; }
 
 bool cuda_device_t::stage_pageable() const noexcept { return impl_->stage_pageable; }
+
+void cuda_device_t::set_ones_kernel(cuda_ones_kernel_t kernel) noexcept
+{
+    impl_->ones_by_sppark = kernel == cuda_ones_kernel_t::sppark;
+}
+
+cuda_ones_kernel_t cuda_device_t::ones_kernel() const noexcept
+{
+    return impl_->ones_by_sppark ? cuda_ones_kernel_t::sppark : cuda_ones_kernel_t::share_sum;
+}
 
 size_t cuda_device_t::host_staging_bytes() const noexcept { return impl_->host_stage.bytes(); }
 

@@ -31,6 +31,9 @@ struct cuda_device_t::impl_t {
     std::atomic<size_t> owned{0};
     int msm_bias = cuda_device_t::msm_bias_auto;
     bool stage_pageable = true;
+    // The ones' sums by sppark's bitmap batch addition instead of cuzk's
+    // share sum (batch_add.cuh): CUZK_ONES_KERNEL=sppark, or set_ones_kernel.
+    bool ones_by_sppark = false;
     cuda_pinned_buffer_t host_stage;  // pinned staging for pageable inputs
 
     // Scratch: one growing device region carved per call (gathered points,

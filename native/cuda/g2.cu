@@ -67,15 +67,21 @@ cuda_g2_points_t::~cuda_g2_points_t() { device_.impl().release(data_, bytes()); 
 
 namespace {
 
+size_t bucket_bytes(const cuda_device_t::impl_t& impl)
+{
+    return align256(bitmap_buckets<bucket_g2_t, affine_g2_mem_t>(impl) * sizeof(bucket_g2_mem_t));
+}
+
 // The sum of the points whose bit is set in d_bitmap (device), with the
-// buckets at `at` in the context's scratch (bucket_bytes(impl)).
+// buckets at `at` in the context's scratch (bucket_bytes(impl)), then the
+// share sum's list (ones_list_bytes(impl, nbits)).
 blst_p2 bitmap_sum(const cuda_g2_points_t& points, const uint64_t* d_bitmap, size_t nbits, char* at)
 {
     auto& impl = points.device().impl();
-    const uint32_t nbuckets = bitmap_buckets(impl);
+    const uint32_t nbuckets = bitmap_buckets<bucket_g2_t, affine_g2_mem_t>(impl);
     auto* d_buckets = reinterpret_cast<bucket_g2_mem_t*>(at);
-    launch_bitmap_batch_add<bucket_g2_t, affine_g2_mem_t>(impl, points.device_data(), d_bitmap,
-                                                           nbits, d_buckets, nbuckets);
+    launch_ones_sum<bucket_g2_t, affine_g2_mem_t>(impl, points.device_data(), d_bitmap, nbits,
+                                                   d_buckets, nbuckets, at + bucket_bytes(impl));
     const cudaStream_t s = impl.stream(0);
 
     // Fold the per-warp buckets into bucket 0.
@@ -99,11 +105,6 @@ blst_p2 bitmap_sum(const cuda_g2_points_t& points, const uint64_t* d_bitmap, siz
     return out;
 }
 
-size_t bucket_bytes(const cuda_device_t::impl_t& impl)
-{
-    return align256(bitmap_buckets(impl) * sizeof(bucket_g2_mem_t));
-}
-
 }  // namespace
 
 void cuda_batch_add_bitmap(blst_p2& out, const cuda_g2_points_t& points, const uint64_t* bitmap,
@@ -116,7 +117,8 @@ void cuda_batch_add_bitmap(blst_p2& out, const cuda_g2_points_t& points, const u
     auto& impl = points.device().impl();
     impl.select();
     const size_t map_bytes = align256(cuda_bitmap_device_bytes(nbits));
-    char* at = static_cast<char*>(impl.scratch_at_least(map_bytes + bucket_bytes(impl)));
+    char* at = static_cast<char*>(impl.scratch_at_least(map_bytes + bucket_bytes(impl) +
+                                                        ones_list_bytes(impl, nbits)));
     const uint64_t* d_map = upload_bitmap(impl, at, bitmap, nbits);
     out = bitmap_sum(points, d_map, nbits, at + map_bytes);
 }
@@ -131,7 +133,8 @@ void cuda_batch_add_bitmap_on_device(blst_p2& out, const cuda_g2_points_t& point
         return;
     auto& impl = points.device().impl();
     impl.select();
-    char* at = static_cast<char*>(impl.scratch_at_least(bucket_bytes(impl)));
+    char* at = static_cast<char*>(
+        impl.scratch_at_least(bucket_bytes(impl) + ones_list_bytes(impl, nbits)));
     out = bitmap_sum(points, d_bitmap, nbits, at);
 }
 

@@ -461,6 +461,64 @@ blst_p1 progression_sum(const progression_t& pr, const std::vector<uint32_t>& id
     return p1_add(p1_mult(pr.B, fr_u64(idx.size())), p1_mult(pr.S, fr_u64(total)));
 }
 
+// The same in G2, for the G2 batch additions: P_i = B + i S, so that the
+// sum of any subset is count*B + (sum of its indices)*S.
+struct progression2_t {
+    blst_p2 B, S;
+    std::vector<blst_p2_affine> points;
+};
+
+blst_p2 p2_mult(const blst_p2& p, const blst_fr& k)
+{
+    const blst_scalar s = fr_to_scalar(k);
+    blst_p2 out;
+    blst_p2_mult(&out, &p, s.b, 255);
+    return out;
+}
+
+progression2_t make_progression2(size_t n, rng_t& rng)
+{
+    progression2_t pr;
+    pr.B = p2_mult(*blst_p2_generator(), fr_random(rng));
+    pr.S = p2_mult(*blst_p2_generator(), fr_random(rng));
+    pr.points.resize(n);
+    blst_p2_affine s_aff;
+    blst_p2_to_affine(&s_aff, &pr.S);
+    parallel_for(n, [&](size_t b, size_t e, unsigned) {
+        blst_p2 p = p2_mult(pr.S, fr_u64(b));
+        blst_p2_add_or_double(&p, &p, &pr.B);
+        const size_t K = 1024;
+        std::vector<blst_p2> buf(K);
+        for (size_t i = b; i < e;) {
+            const size_t k = std::min(K, e - i);
+            for (size_t j = 0; j < k; j++) {
+                buf[j] = p;
+                blst_p2_add_or_double_affine(&p, &p, &s_aff);
+            }
+            const blst_p2* list[2] = {buf.data(), nullptr};
+            blst_p2s_to_affine(&pr.points[i], list, k);
+            i += k;
+        }
+    });
+    return pr;
+}
+
+// count*B + (sum of the set bits' indices)*S over bitmap[0..n).
+blst_p2 progression2_sum(const progression2_t& pr, const std::vector<uint64_t>& bitmap, size_t n)
+{
+    uint64_t count = 0, total = 0;
+    for (size_t i = 0; i < n; i++) {
+        if ((bitmap[i / 64] >> (i % 64)) & 1) {
+            count++;
+            total += i;
+        }
+    }
+    blst_p2 out = p2_mult(pr.B, fr_u64(count));
+    const blst_p2 t = p2_mult(pr.S, fr_u64(total));
+    blst_p2_add_or_double(&out, &out, &t);
+    return out;
+}
+
 // CPU reference MSM: blst's Pippenger on ranges, on every thread.
 blst_p1 cpu_msm(const blst_p1_affine* pts, const blst_scalar* sc, size_t n)
 {
@@ -1041,6 +1099,54 @@ void test_h(cuda_device_t& dev, rng_t& rng)
     }
 }
 
+const char* ones_kernel_name(cuda_ones_kernel_t kernel)
+{
+    return kernel == cuda_ones_kernel_t::sppark ? "sppark's kernel" : "share sum";
+}
+
+// The bitmap sums (G1 and G2) by the share sum and by sppark's kernel:
+// random bitmaps, sizes off the warp's and the kernels' chunks, every sum
+// against the closed form.
+void test_ones_kernels(cuda_device_t& dev, rng_t& rng)
+{
+    std::printf("== bitmap sums, share sum and sppark's kernel\n");
+    const size_t N = 70001;
+    progression_t pr = make_progression(N, rng);
+    progression2_t pr2 = make_progression2(N, rng);
+    const cuda_ones_kernel_t before = dev.ones_kernel();
+    guarded("bitmap sums", [&] {
+        cuda_points_t P(dev, pr.points.data(), N);
+        cuda_g2_points_t P2(dev, pr2.points.data(), N);
+        for (size_t n : {size_t(1), size_t(1023), size_t(33000), N}) {
+            for (int density : {1, 2, 4}) {  // all set, ~1/2, ~1/4
+                std::vector<uint64_t> map((n + 63) / 64, 0);
+                std::vector<uint32_t> idx;
+                for (size_t i = 0; i < n; i++) {
+                    if (density == 1 || rng.below(density) == 0) {
+                        map[i / 64] |= uint64_t(1) << (i % 64);
+                        idx.push_back(static_cast<uint32_t>(i));
+                    }
+                }
+                const blst_p1 want = progression_sum(pr, idx);
+                const blst_p2 want2 = progression2_sum(pr2, map, n);
+                for (auto kernel : {cuda_ones_kernel_t::share_sum, cuda_ones_kernel_t::sppark}) {
+                    dev.set_ones_kernel(kernel);
+                    const std::string what = " bitmap sum, n=" + std::to_string(n) + ", 1/" +
+                                             std::to_string(density) + " set, " +
+                                             ones_kernel_name(kernel);
+                    blst_p1 got;
+                    cuda_batch_add_bitmap(got, P, map.data(), n);
+                    check(blst_p1_is_equal(&got, &want), "G1" + what);
+                    blst_p2 got2;
+                    cuda_batch_add_bitmap(got2, P2, map.data(), n);
+                    check(blst_p2_is_equal(&got2, &want2), "G2" + what);
+                }
+            }
+        }
+    });
+    dev.set_ones_kernel(before);
+}
+
 // ---------------------------------------------------------------- bench
 
 void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep, bool table_sweep)
@@ -1206,18 +1312,56 @@ void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep, bool ta
         const blst_p1 want_half = progression_sum(pr, idx_half);
         const blst_p1 want_all = progression_sum(pr, idx_all);
         blst_p1 got;
-        timing_t t = time_it([&] { cuda_batch_add_bitmap(got, P, half.data(), n); });
-        add_row("batch add", pow2(k), "bitmap, ~50% set", t, blst_p1_is_equal(&got, &want_half),
-                "closed form");
-        t = time_it([&] { cuda_batch_add(got, P, idx_half.data(), idx_half.size()); });
+        timing_t t = time_it([&] { cuda_batch_add(got, P, idx_half.data(), idx_half.size()); });
         add_row("batch add", pow2(k), "index list, ~50% (" + std::to_string(idx_half.size()) + ")",
                 t, blst_p1_is_equal(&got, &want_half), "closed form");
-        t = time_it([&] { cuda_batch_add_bitmap(got, P, all.data(), n); });
-        add_row("batch add", pow2(k), "bitmap, all set", t, blst_p1_is_equal(&got, &want_all),
-                "closed form");
         t = time_it([&] { cuda_batch_add(got, P, idx_all.data(), n); });
         add_row("batch add", pow2(k), "index list, all", t, blst_p1_is_equal(&got, &want_all),
                 "closed form");
+        // The bitmap sums by either kernel.
+        const cuda_ones_kernel_t before = dev.ones_kernel();
+        for (auto kernel : {cuda_ones_kernel_t::share_sum, cuda_ones_kernel_t::sppark}) {
+            dev.set_ones_kernel(kernel);
+            const std::string per = ones_kernel_name(kernel);
+            t = time_it([&] { cuda_batch_add_bitmap(got, P, half.data(), n); });
+            add_row("batch add", pow2(k), "bitmap, ~50% set, " + per, t,
+                    blst_p1_is_equal(&got, &want_half), "closed form");
+            t = time_it([&] { cuda_batch_add_bitmap(got, P, all.data(), n); });
+            add_row("batch add", pow2(k), "bitmap, all set, " + per, t,
+                    blst_p1_is_equal(&got, &want_all), "closed form");
+        }
+        dev.set_ones_kernel(before);
+        note_memory(dev.ordinal());
+    }
+
+    // ---- G2 bitmap sums (B_G2's ones), by either kernel
+    {
+        const unsigned k = top - 2;
+        const size_t n = size_t(1) << k;
+        const double g0 = now_ms();
+        progression2_t pr2 = make_progression2(n, rng);
+        std::printf("   G2 points: %zu made in %.1f s\n", n, (now_ms() - g0) / 1000);
+        std::vector<uint64_t> half((n + 63) / 64, 0), all((n + 63) / 64, ~uint64_t(0));
+        for (size_t i = 0; i < n; i++) {
+            if (rng.next() & 1)
+                half[i / 64] |= uint64_t(1) << (i % 64);
+        }
+        const blst_p2 want_half = progression2_sum(pr2, half, n);
+        const blst_p2 want_all = progression2_sum(pr2, all, n);
+        cuda_g2_points_t P2(dev, pr2.points.data(), n);
+        const cuda_ones_kernel_t before = dev.ones_kernel();
+        for (auto kernel : {cuda_ones_kernel_t::share_sum, cuda_ones_kernel_t::sppark}) {
+            dev.set_ones_kernel(kernel);
+            const std::string per = ones_kernel_name(kernel);
+            blst_p2 got;
+            timing_t t = time_it([&] { cuda_batch_add_bitmap(got, P2, half.data(), n); });
+            add_row("G2 batch add", pow2(k), "bitmap, ~50% set, " + per, t,
+                    blst_p2_is_equal(&got, &want_half), "closed form");
+            t = time_it([&] { cuda_batch_add_bitmap(got, P2, all.data(), n); });
+            add_row("G2 batch add", pow2(k), "bitmap, all set, " + per, t,
+                    blst_p2_is_equal(&got, &want_all), "closed form");
+        }
+        dev.set_ones_kernel(before);
         note_memory(dev.ordinal());
     }
 
@@ -1372,6 +1516,7 @@ int main(int argc, char** argv)
             test_ntt(dev, rng);
             test_msm(dev, rng);
             test_device_terms(dev, rng);
+            test_ones_kernels(dev, rng);
             test_msm_table(dev, rng);
             test_h(dev, rng);
             std::printf("tests: %.1f s\n", (now_ms() - t0) / 1000);

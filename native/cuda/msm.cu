@@ -458,21 +458,28 @@ void cuda_batch_add(blst_p1& out, const cuda_points_t& points, const uint32_t* i
 
 namespace {
 
-// The sum of the points whose bit is set in d_bitmap (device), with the
-// buckets at `at` in the context's scratch.
+// A bitmap sum's buckets and their total.
+size_t sum_bucket_bytes(const cuda_device_t::impl_t& impl)
+{
+    return align256((bitmap_buckets<bucket_t, affine_mem_t>(impl) + 1) * sizeof(bucket_mem_t));
+}
+
+// The sum of the points whose bit is set in d_bitmap (device), with its
+// scratch (bitmap_sum_bytes) at `at`.
 blst_p1 bitmap_sum(const cuda_points_t& points, const uint64_t* d_bitmap, size_t nbits, char* at)
 {
     auto& impl = points.device().impl();
-    const uint32_t nbuckets = bitmap_buckets(impl);
+    const uint32_t nbuckets = bitmap_buckets<bucket_t, affine_mem_t>(impl);
     auto* d_buckets = reinterpret_cast<bucket_mem_t*>(at);
-    launch_bitmap_batch_add<bucket_t, affine_mem_t>(impl, points.device_data(), d_bitmap, nbits,
-                                                     d_buckets, nbuckets);
+    launch_ones_sum<bucket_t, affine_mem_t>(impl, points.device_data(), d_bitmap, nbits, d_buckets,
+                                             nbuckets, at + sum_bucket_bytes(impl));
     return finish_sum(impl, d_buckets, nbuckets, d_buckets + nbuckets);
 }
 
-size_t bitmap_sum_bytes(const cuda_device_t::impl_t& impl)
+// The scratch of bitmap_sum over nbits.
+size_t bitmap_sum_bytes(const cuda_device_t::impl_t& impl, size_t nbits)
 {
-    return align256((bitmap_buckets(impl) + 1) * sizeof(bucket_mem_t));
+    return sum_bucket_bytes(impl) + ones_list_bytes(impl, nbits);
 }
 
 }  // namespace
@@ -488,7 +495,8 @@ void cuda_batch_add_bitmap(blst_p1& out, const cuda_points_t& points, const uint
     auto& impl = points.device().impl();
     impl.select();
     const size_t map_bytes = align256(cuda_bitmap_device_bytes(nbits));
-    char* at = static_cast<char*>(impl.scratch_at_least(map_bytes + bitmap_sum_bytes(impl)));
+    char* at =
+        static_cast<char*>(impl.scratch_at_least(map_bytes + bitmap_sum_bytes(impl, nbits)));
     const uint64_t* d_map = upload_bitmap(impl, at, bitmap, nbits);
     out = bitmap_sum(points, d_map, nbits, at + map_bytes);
 }
@@ -503,7 +511,7 @@ void cuda_batch_add_bitmap_on_device(blst_p1& out, const cuda_points_t& points,
     }
     auto& impl = points.device().impl();
     impl.select();
-    char* at = static_cast<char*>(impl.scratch_at_least(bitmap_sum_bytes(impl)));
+    char* at = static_cast<char*>(impl.scratch_at_least(bitmap_sum_bytes(impl, nbits)));
     out = bitmap_sum(points, d_bitmap, nbits, at);
 }
 

@@ -49,6 +49,9 @@ void cuda_select_device(int ordinal);
 void cuda_raise_fault(int ordinal, injected_fault_t fault);
 cuda_mem_info_t cuda_mem_info(int ordinal);
 
+// The kernels that can sum a bitmap's points (cuda_device_t::set_ones_kernel).
+enum class cuda_ones_kernel_t { share_sum, sppark };
+
 // One device's context: its streams, its scratch memory (gather buffers,
 // batch-addition buckets, index lists) and its byte counts. Everything that
 // lives on a device (cuda_points_t, cuda_fr_buffer_t, cuda_h_poly_t) is made
@@ -99,6 +102,12 @@ public:
     void set_stage_pageable(bool on) noexcept;
     bool stage_pageable() const noexcept;
     size_t host_staging_bytes() const noexcept;
+
+    // The kernel that sums the points whose bit is set in a bitmap (the
+    // ones of the L, A and B sums): cuzk's share sum (the default) or
+    // sppark's bitmap batch addition (CUZK_ONES_KERNEL=sppark; tuning).
+    void set_ones_kernel(cuda_ones_kernel_t kernel) noexcept;
+    cuda_ones_kernel_t ones_kernel() const noexcept;
 
     // The implementation's state; only the .cu files see inside.
     struct impl_t;
