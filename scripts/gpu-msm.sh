@@ -23,8 +23,8 @@
 #   l-early  L benches with a, b, c copied from the preamble's start
 #            (CUZK_ABC_EARLY=1, the default) and not (0), alternating, twice
 #   l-ones   L benches with the ones summed by the share sum (the default)
-#            and by sppark's kernel (CUZK_ONES_KERNEL=sppark; or L_ONES), alternating,
-#            twice
+#            and by sppark's kernel (CUZK_ONES_KERNEL=sppark), alternating,
+#            twice (L_ONES: the CUZK_ONES_KERNEL values, default "share sppark")
 #   ncu      Nsight Compute on the table MSM's accumulation at 2^22
 #   p27      scripts/gpu-bench.sh p27, traced (P27_GPU_WORKERS etc. pass
 #            through; P27_LIMIT seconds, default 330)

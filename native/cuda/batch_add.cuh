@@ -7,8 +7,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 
 #include <cub/device/device_scan.cuh>
 #include <msm/batch_addition.cuh>
@@ -175,23 +173,45 @@ uint32_t bitmap_buckets(const cuda_device_t::impl_t& impl)
     return share_sum_grid<bucket_t, affine_mem_t>(impl) * share_sum_block / WARP_SZ;
 }
 
-// The scratch a bitmap sum of nbits needs past its buckets (the list of
-// the set bits, the counts and their scan); none for sppark's kernel.
-inline size_t ones_list_bytes(const cuda_device_t::impl_t& impl, size_t nbits,
-                              size_t* scan_bytes = nullptr)
+// Where the share sum's list, counts, offsets, scan space and total lie in
+// its scratch (byte offsets), and the bytes it needs in all.
+struct ones_layout_t {
+    size_t counts, offsets, temp, total, bytes;
+};
+
+// The layout for nbits, with CUB's scan needing scan_bytes: the indices
+// from 0, then the counts and the offsets of nwords words, the scan's
+// space, the total.
+inline ones_layout_t ones_layout(size_t nbits, size_t scan_bytes)
 {
-    if (impl.ones_by_sppark)
-        return 0;
-    const size_t nwords = (nbits + 31) / 32;
+    const size_t words = align256((nbits + 31) / 32 * sizeof(uint32_t));
+    ones_layout_t l;
+    l.counts = align256(nbits * sizeof(uint32_t));
+    l.offsets = l.counts + words;
+    l.temp = l.offsets + words;
+    l.total = l.temp + align256(scan_bytes);
+    l.bytes = l.total + 256;
+    return l;
+}
+
+// The bytes CUB's exclusive scan needs over nwords counts.
+inline size_t ones_scan_bytes(size_t nwords)
+{
     size_t temp = 0;
     const uint32_t* none_in = nullptr;
     uint32_t* none_out = nullptr;
     CUZK_CUDA_OK(cub::DeviceScan::ExclusiveSum(nullptr, temp, none_in, none_out,
                                                static_cast<int>(nwords)));
-    if (scan_bytes != nullptr)
-        *scan_bytes = temp;
-    return align256(nbits * sizeof(uint32_t)) + 2 * align256(nwords * sizeof(uint32_t)) +
-           align256(temp) + 256;
+    return temp;
+}
+
+// The scratch a bitmap sum of nbits needs past its buckets (the list of
+// the set bits, the counts and their scan); none for sppark's kernel.
+inline size_t ones_list_bytes(const cuda_device_t::impl_t& impl, size_t nbits)
+{
+    if (impl.ones_by_sppark)
+        return 0;
+    return ones_layout(nbits, ones_scan_bytes((nbits + 31) / 32)).bytes;
 }
 
 // Starts the sum of the points of d_points whose bit is set in the device
@@ -214,17 +234,13 @@ void launch_ones_sum(cuda_device_t::impl_t& impl, const void* d_points, const ui
     CUZK_CHECK(nbits < (size_t(1) << 32), "share sum: at most 2^32 - 1 bits");
     const cudaStream_t s = impl.stream(0);
     const size_t nwords = (nbits + 31) / 32;
-    size_t scan_bytes = 0;
-    ones_list_bytes(impl, nbits, &scan_bytes);
+    size_t scan_bytes = ones_scan_bytes(nwords);  // CUB takes it by reference
+    const ones_layout_t layout = ones_layout(nbits, scan_bytes);
     auto* indices = reinterpret_cast<uint32_t*>(list);
-    char* at = list + align256(nbits * sizeof(uint32_t));
-    auto* counts = reinterpret_cast<uint32_t*>(at);
-    at += align256(nwords * sizeof(uint32_t));
-    auto* offsets = reinterpret_cast<uint32_t*>(at);
-    at += align256(nwords * sizeof(uint32_t));
-    void* temp = at;
-    at += align256(scan_bytes);
-    auto* total = reinterpret_cast<uint32_t*>(at);
+    auto* counts = reinterpret_cast<uint32_t*>(list + layout.counts);
+    auto* offsets = reinterpret_cast<uint32_t*>(list + layout.offsets);
+    void* temp = list + layout.temp;
+    auto* total = reinterpret_cast<uint32_t*>(list + layout.total);
     const auto* words = reinterpret_cast<const uint32_t*>(d_bitmap);
     const auto n32 = static_cast<uint32_t>(nwords), bits = static_cast<uint32_t>(nbits);
     const unsigned word_blocks = static_cast<unsigned>(
