@@ -6,7 +6,7 @@
 # MiB unpacked).
 #
 #   scripts/gpu-msm.sh [steps...]      steps: tests sweep ba l l-ab l-order l-early
-#                                      l-ones ncu p27 p27-ones
+#                                      l-ones l-env ncu p27 p27-ones p27-env p27-base
 #
 #   tests    scripts/gpu-run.sh -- --tests-only (the harness's checks, then
 #            every test executable, --ignored device runs included)
@@ -25,11 +25,17 @@
 #   l-ones   L benches with the ones summed by the share sum (the default)
 #            and by sppark's kernel (CUZK_ONES_KERNEL=sppark), alternating,
 #            twice (L_ONES: the CUZK_ONES_KERNEL values, default "share sppark")
+#   l-env    L benches, one for each of L_ENV (default "CUZK_MSM_ADD=fused
+#            CUZK_MSM_ADD=sppark": variables set for that bench), alternating,
+#            twice
 #   ncu      Nsight Compute on the table MSM's accumulation at 2^22
 #   p27      scripts/gpu-bench.sh p27, traced (P27_GPU_WORKERS etc. pass
 #            through; P27_LIMIT seconds, default 330)
 #   p27-ones p27 once for each of P27_ONES (default "share sppark"), as
 #            CUZK_ONES_KERNEL
+#   p27-env  p27 once for each of P27_ENV (default "CUZK_MSM_ADD=fused
+#            CUZK_MSM_ADD=sppark"), with that variable set
+#   p27-base p27 once with the base build (gpu-base/cuzk-base.gz)
 #
 # Everything lands in $OUT/r/ and is packed into $OUT/results.tgz after each
 # step (a call returns at most 8 files, and a call cut off at its limit keeps
@@ -105,6 +111,9 @@ for s in ${*:-tests l}; do case $s in
     l-ones)  for round in 1 2; do for k in ${L_ONES:-share sppark}; do
                  bench_l L-ones-$k-$round "$B" CUZK_ONES_KERNEL=$k
              done; done ;;
+    l-env)   for round in 1 2; do for e in ${L_ENV:-CUZK_MSM_ADD=fused CUZK_MSM_ADD=sppark}; do
+                 bench_l "L-${e//=/-}-$round" "$B" "$e"
+             done; done ;;
     ncu)     step ncu 150 ncu --clock-control none -k regex:accumulate_shares -s 20 -c 1 \
                  --section SpeedOfLight --section ComputeWorkloadAnalysis --section Occupancy \
                  --section WarpStateStats --section MemoryWorkloadAnalysis --section LaunchStats \
@@ -119,6 +128,19 @@ for s in ${*:-tests l}; do case $s in
                      step p27-$k-console "${P27_LIMIT:-330}" scripts/gpu-bench.sh p27
                  echo "== p27, ones by $k"
                  grep -A9 '^sha-chain' "$R/p27-$k/p27.log"; trace_medians "$R/p27-$k/p27.log"
+                 pack
+             done ;;
+    p27-env|p27-base)
+             if [ "$s" = p27-base ]; then runs=base; else runs=${P27_ENV:-CUZK_MSM_ADD=fused CUZK_MSM_ADD=sppark}; fi
+             for e in $runs; do
+                 name=p27-${e//=/-}; bin=$B
+                 if [ "$e" = base ]; then bin=/tmp/cuzk-base; fi
+                 mkdir -p "$R/$name"
+                 ( if [ "$e" != base ]; then export "$e"; fi
+                   CUZK=$bin CUZK_MSM_TRACE=1 OUT=$R/$name \
+                       step $name-console "${P27_LIMIT:-330}" scripts/gpu-bench.sh p27 )
+                 echo "== $name"
+                 grep -A10 '^sha-chain' "$R/$name/p27.log"; trace_medians "$R/$name/p27.log"
                  pack
              done ;;
     *) echo "unknown step $s" ;;

@@ -422,6 +422,34 @@ pub struct Measurement {
     /// NVML measured during the run (0 to 1; `None` without NVML or on the
     /// CPU backend).
     pub gpu_utilization: Vec<Option<f64>>,
+    /// What the host pool did during the run (after the warm-up).
+    pub host_pool: HostPoolFigures,
+}
+
+/// The host pool's work during a measured run: fresh allocations there
+/// (page-locking, which holds the CUDA driver) should be none once the
+/// engine is prepared.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct HostPoolFigures {
+    /// Vectors that got a fresh allocation.
+    pub allocated: u64,
+    /// Vectors that got a kept block.
+    pub reused: u64,
+    /// Blocks freed (the pool was full).
+    pub freed: u64,
+    /// The pool's limit at the end.
+    pub limit_bytes: u64,
+}
+
+impl HostPoolFigures {
+    fn between(before: supraseal_c2::HostPoolStats, after: supraseal_c2::HostPoolStats) -> Self {
+        Self {
+            allocated: after.allocated - before.allocated,
+            reused: after.reused - before.reused,
+            freed: after.freed - before.freed,
+            limit_bytes: after.limit_bytes,
+        }
+    }
 }
 
 /// Runs `plan` once on a fresh engine of shape `config`.
@@ -444,6 +472,7 @@ pub fn measure(
             .map(|&(device, backend)| (backend == supraseal_c2::Backend::Cuda).then_some(device))
             .collect(),
     );
+    let pool_before = supraseal_c2::host_pool_stats();
     let started_ns = monotonic_ns();
     let handles: Vec<(u64, JobHandle)> = (0..plan.requests as u64)
         .map(|r| {
@@ -469,6 +498,7 @@ pub fn measure(
         backend: describe_backends(&backends),
         verified: proofs.iter().all(|p| p.verified),
         gpu_utilization,
+        host_pool: HostPoolFigures::between(pool_before, supraseal_c2::host_pool_stats()),
     })
 }
 

@@ -17,7 +17,7 @@ use std::fmt::Write;
 use cuzk_engine::metrics::{DeviceMetrics, GapHistogram, ProveSpan, StageMedians, SynthSpan};
 use serde::Serialize;
 
-use crate::bench::{Measurement, Plan};
+use crate::bench::{HostPoolFigures, Measurement, Plan};
 use crate::gpu_util::percent;
 use crate::machine::{Machine, GIT_REVISION};
 
@@ -100,6 +100,8 @@ pub struct BenchReport {
     pub gpu_workers: Vec<WorkerFigures>,
     /// Median per partition of each stage, in milliseconds.
     pub stage_medians_ms: StageFigures,
+    /// The host pool's allocations, reuses and frees during the run.
+    pub host_pool: HostPoolFigures,
     /// Every lock hold.
     pub lock_holds: Vec<HoldRecord>,
     /// Every synthesis.
@@ -267,6 +269,7 @@ impl BenchReport {
                 })
                 .collect(),
             stage_medians_ms: stage_figures(&metrics.stages),
+            host_pool: measurement.host_pool,
             lock_holds: metrics.prove_spans.iter().map(hold_record).collect(),
             synthesis_spans: metrics.synth_spans.iter().map(synth_record).collect(),
         }
@@ -326,6 +329,15 @@ impl BenchReport {
             );
         }
         let _ = writeln!(out, "  stage medians: {}", self.stage_medians_ms);
+        let pool = &self.host_pool;
+        let _ = writeln!(
+            out,
+            "  host pool: {} vectors reused, {} allocated, {} blocks freed during the run (limit {:.1} GiB)",
+            pool.reused,
+            pool.allocated,
+            pool.freed,
+            pool.limit_bytes as f64 / (1u64 << 30) as f64
+        );
         out
     }
 }

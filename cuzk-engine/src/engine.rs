@@ -153,8 +153,10 @@ impl Engine {
     /// wait: compiles its shape (in the compiled synthesis modes) and has
     /// the host pool page-lock the evaluation memory of every partition the
     /// engine can hold at once (one per partition worker, queue slot and GPU
-    /// worker). Optional: both otherwise happen on first use, where the
-    /// page-locking holds the CUDA driver and stalls the GPU workers.
+    /// worker), raising the pool's default limit to hold them all (not one
+    /// set by `CUZK_HOST_POOL_BYTES`; a warning says when it is too low).
+    /// Optional: both otherwise happen on first use, where the page-locking
+    /// holds the CUDA driver and stalls the GPU workers.
     /// Returns for how many partitions memory is kept (0 in full mode,
     /// whose evaluations are ordinary vectors).
     pub fn prepare(&self, workload: Workload) -> Result<usize, EngineError> {
@@ -172,7 +174,23 @@ impl Engine {
             })?;
         let in_flight =
             config.partition_workers + config.effective_queue_depth() + config.gpu_workers();
-        Ok(shape.reserve_evaluations(in_flight))
+        // Room for all of them: a partition dropped into a full pool is
+        // freed, and its successor's memory page-locked anew, holding the
+        // CUDA driver meanwhile (at 2^27, seconds that stalled the other
+        // worker's kernel region).
+        let limit = supraseal_c2::raise_host_pool_limit(
+            shape.evaluation_bytes().saturating_mul(in_flight as u64),
+        );
+        let kept = shape.reserve_evaluations(in_flight);
+        if kept < in_flight {
+            log::warn!(
+                "the host pool ({limit} bytes at most) keeps page-locked memory for {kept} of the \
+                 {in_flight} partitions the engine can hold; the others are page-locked when \
+                 they are synthesized, which stalls the GPU workers (CUZK_HOST_POOL_BYTES sets \
+                 the limit)"
+            );
+        }
+        Ok(kept)
     }
 
     /// The configuration the engine was built from.

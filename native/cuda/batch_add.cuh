@@ -3,7 +3,8 @@
 // default cuzk's share sum below, or sppark's bitmap batch addition
 // (msm/batch_addition.cuh) with CUZK_ONES_KERNEL=sppark (or
 // cuda_device_t::set_ones_kernel). Include after sppark's headers and
-// device_impl.cuh.
+// device_impl.cuh. The share sum adds G1 points with cuzk's fused addition
+// (xyzz_add.cuh), G2 points with sppark's.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <cub/device/device_scan.cuh>
 #include <msm/batch_addition.cuh>
 
+#include "xyzz_add.cuh"
 #include "cuzk/check.hpp"
 #include "cuzk/cuda/msm.hpp"
 
@@ -129,10 +131,10 @@ void share_sum(typename bucket_t::mem_t* sums, const affine_mem_t* points,
             const affine_t here = p;
             if (++x < end)  // load the next point before adding this one
                 p = points[indices[x]];
-            if (degree == 2)
+            if constexpr (degree == 2)
                 acc.uadd(here);
             else
-                acc.add(here);
+                add_mixed(acc, here);
         }
     }
     const uint32_t xid = lane % warp_lanes;

@@ -974,14 +974,33 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
         cuda_fr_buffer_t dsmall(dev, M);
         dsmall.upload(s.data(), M);
         const blst_p1 want = cpu_msm(rep.data(), canon.data(), M);
-        for (unsigned c : {0u, 4u}) {
-            cuda_msm_table_t table(drep, c);
+        // Both additions: cuzk's fused one (the default) and sppark's
+        // (CUZK_MSM_ADD=sppark, read when a table is built).
+        for (const char* add : {"fused", "sppark"}) {
+            setenv("CUZK_MSM_ADD", add, 1);
+            for (unsigned c : {0u, 4u, 13u}) {
+                cuda_msm_table_t table(drep, c);
+                blst_p1 got;
+                table.msm(got, dsmall, M);
+                check(blst_p1_is_equal(&got, &want),
+                      std::string("table c=") + std::to_string(table.window_bits()) + ", " + add +
+                          " addition: repeated and opposite points");
+            }
+            // Random points and scalars, several windows and chunks.
+            cuda_msm_table_t table(dpts, 13, 3, 30011);
+            const auto sc = scalars_pattern(N, 0, rng);
+            std::vector<blst_scalar> canon(N);
+            for (size_t i = 0; i < N; i++)
+                canon[i] = fr_to_scalar(sc[i]);
+            const blst_p1 want_random = cpu_msm(pts.data(), canon.data(), N);
+            ds.upload(sc.data(), N);
             blst_p1 got;
-            table.msm(got, dsmall, M);
-            check(blst_p1_is_equal(&got, &want),
-                  "table c=" + std::to_string(table.window_bits()) +
-                      ": repeated and opposite points");
+            table.msm(got, ds, N);
+            check(blst_p1_is_equal(&got, &want_random),
+                  std::string("table c=13 levels=3, passes of 30011 terms, ") + add +
+                      " addition: random scalars");
         }
+        unsetenv("CUZK_MSM_ADD");
     });
     guarded("msm table bad width", [&] {
         bool threw = false;

@@ -1,22 +1,25 @@
 // G1 MSM over a fixed point set with precomputed shifted copies
-// (cuzk/cuda/msm_table.hpp). The steps of one call, all on stream 0, per
-// pass of at most 2^28 terms:
-//   digits      each scalar cut into k signed c-bit digits: the key (the
-//               bucket: window within its level, |d|) and the value (table
-//               index, sign in bit 31) of every term
+// (cuzk/cuda/msm_table.hpp). The r windows (bucket sets) one at a time, each
+// in chunks of scalars of at most 2^28 terms (a term a scalar and level),
+// the steps of a pass all on stream 0:
+//   digits      each scalar cut into k signed c-bit digits, those of the
+//               window kept: the key (|d|, the bucket) and the value
+//               (table index, sign in bit 31) of every term
 //   sort        CUB's radix sort of the terms by key
 //   accumulate  the sorted terms cut into equal shares, one per thread;
 //               each thread sums its runs of equal keys (XYZZ += affine):
 //               runs inside its share are whole buckets, written directly;
 //               its first and last runs go to a list of partial sums
 //   fix up      each bucket that has partial sums gets their total
-//   merge       a later pass's buckets added to the first pass's
+//   merge       a later chunk's buckets added to the window's
 // then once per call:
 //   weigh       sum_b b * S_b: each thread takes a range of buckets and
 //               returns sum (b - lo) S_b + lo * sum S_b
 //   sum         the threads' results, in two block-level passes per window
-// The host converts each window's XYZZ sum and combines the windows of a
-// level (Horner, c doublings each).
+// The host converts each window's XYZZ sum and combines the windows
+// (Horner, c doublings each). A window at a time, rather than every
+// window of a chunk of scalars, leaves a merge only where one window's
+// terms outgrow a pass: 4 of 2^21 buckets at 2^27 instead of 24.
 
 #include "blst_compat.cuh"
 
@@ -33,6 +36,7 @@
 
 #include "cuda_ok.cuh"
 #include "device_impl.cuh"
+#include "xyzz_add.cuh"
 #include "cuzk/check.hpp"
 #include "cuzk/cuda/msm_table.hpp"
 
@@ -174,15 +178,17 @@ __global__ void table_level(affine_fields_mem_t* next, const affine_fields_mem_t
 #endif
 }
 
-// Terms of scalars first .. first + count (global indices into the point
-// set of n points), scalars[0..count) being theirs. Window w of scalar g
-// reads level j = w / r (2^(c r j) P_g) at sub-window q = w % r: its term,
-// at w * count + (g - first), has the key q * slots + |d| (0 for d = 0,
-// skipped) and the value (j * n + g) | sign << 31. Digits are signed: a
-// digit above 2^(c-1) becomes d - 2^c with a carry into the next window.
+// Window q's terms of scalars first .. first + count (global indices into
+// the point set of n points), scalars[0..count) being theirs. Window w of
+// scalar g reads level j = w / r (2^(c r j) P_g) at sub-window q = w % r;
+// the pass for q takes the windows j r + q, each scalar's term for level j
+// at j * count + (g - first), with the key |d| (0 for d = 0, skipped) and
+// the value (j * n + g) | sign << 31. Digits are signed: a digit above
+// 2^(c-1) becomes d - 2^c with a carry into the next window, so every
+// window below is cut too.
 __global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalars, uint32_t count,
                             uint32_t first, uint32_t n, uint32_t c, uint32_t k, uint32_t r,
-                            uint32_t slots)
+                            uint32_t q)
 {
 #ifdef __CUDA_ARCH__
     const uint32_t mask = (1u << c) - 1;
@@ -193,16 +199,16 @@ __global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalar
         s.from();
         uint32_t w[8];
 #pragma unroll
-        for (int q = 0; q < 8; q++)
-            w[q] = s[q];
+        for (int x = 0; x < 8; x++)
+            w[x] = s[x];
         uint32_t carry = 0;
 #pragma unroll 1
         for (uint32_t win = 0; win < k; win++) {
             const uint32_t off = win * c;
-            const uint32_t q = off / 32;
-            uint64_t bits = q < 8 ? w[q] : 0;
-            if (q + 1 < 8)
-                bits |= uint64_t(w[q + 1]) << 32;
+            const uint32_t at_word = off / 32;
+            uint64_t bits = at_word < 8 ? w[at_word] : 0;
+            if (at_word + 1 < 8)
+                bits |= uint64_t(w[at_word + 1]) << 32;
             uint32_t d = (uint32_t(bits >> (off % 32)) & mask) + carry;
             uint32_t sign = 0;
             if (d > half) {
@@ -212,9 +218,11 @@ __global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalar
             } else {
                 carry = 0;
             }
-            const uint32_t level = win / r, sub = win % r;
-            const size_t at = size_t(win) * count + i;
-            keys[at] = d == 0 ? 0 : sub * slots + d;
+            if (win % r != q)
+                continue;
+            const uint32_t level = win / r;
+            const size_t at = size_t(level) * count + i;
+            keys[at] = d;
             values[at] = (level * n + first + i) | (sign << 31);
         }
     }
@@ -227,7 +235,7 @@ __global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalar
 // to partial slot 2t, its last to 2t + 1 (a share of one
 // run: the run at 2t, infinity with the same key at 2t + 1). Shares
 // without terms (only at the end) mark both slots no_key.
-template <unsigned block>
+template <unsigned block, bool fused>
 __launch_bounds__(block) __global__
 void accumulate_shares(bucket_mem_t* buckets, uint32_t* part_keys, bucket_mem_t* parts,
                        const uint32_t* keys, const uint32_t* values, const affine_mem_t* points,
@@ -275,7 +283,10 @@ void accumulate_shares(bucket_mem_t* buckets, uint32_t* part_keys, bucket_mem_t*
             value = values[x];
             p = load(value);
         }
-        acc.add(here, sign);
+        if (fused)
+            add_mixed(acc, here, sign);
+        else
+            acc.add(here, sign);
         if (next_key != key) {
             if (first) {
                 part_keys[2 * t] = key;
@@ -418,6 +429,15 @@ blst_p1 xyzz_to_jacobian(const blst_fp xyzz[4])
 }
 
 
+using accumulate_kernel_t = void (*)(bucket_mem_t*, uint32_t*, bucket_mem_t*, const uint32_t*,
+                                     const uint32_t*, const affine_mem_t*, const affine_mem_t*,
+                                     uint32_t, uint32_t);
+struct accumulate_choice_t {
+    accumulate_kernel_t kernel;
+    unsigned block;
+    bool fused;
+};
+
 }  // namespace
 
 // ------------------------------------------------------------------ table
@@ -435,6 +455,7 @@ struct cuda_msm_table_t::impl_t {
     uint32_t sum_blocks_first = 0;  // blocks per window in the first sum pass
     size_t chunk = 0;      // scalars per pass (chunk * k terms)
     uint32_t share_threads = 0;
+    accumulate_choice_t accumulate{};
     unsigned sort_bits = 0;
     size_t sort_temp_bytes = 0;
     uint64_t total_bytes = 0;
@@ -473,30 +494,33 @@ constexpr uint64_t max_chunk_terms = uint64_t(1) << 28;
 // device's resident maximum, 50,688 on an H200).
 constexpr uint32_t planned_share_threads = uint32_t(1) << 17;
 
-unsigned accumulate_block()
+// The accumulation kernel and its block: 384 threads and the fused
+// addition unless CUZK_MSM_THREADS=256 or CUZK_MSM_ADD=sppark (tuning and
+// comparison; read when a table is built).
+accumulate_choice_t accumulate_choice()
 {
-    static const unsigned block = [] {
-        const char* v = std::getenv("CUZK_MSM_THREADS");
-        return v != nullptr && std::strcmp(v, "256") == 0 ? accumulate_threads_lean
-                                                          : accumulate_threads;
-    }();
-    return block;
+    const char* threads = std::getenv("CUZK_MSM_THREADS");
+    const char* add = std::getenv("CUZK_MSM_ADD");
+    const bool lean = threads != nullptr && std::strcmp(threads, "256") == 0;
+    const bool fused = add == nullptr || std::strcmp(add, "sppark") != 0;
+    if (lean)
+        return {fused ? accumulate_shares<accumulate_threads_lean, true>
+                      : accumulate_shares<accumulate_threads_lean, false>,
+                accumulate_threads_lean, fused};
+    return {fused ? accumulate_shares<accumulate_threads, true>
+                  : accumulate_shares<accumulate_threads, false>,
+            accumulate_threads, fused};
 }
 
 // Shares for the accumulation: as many threads as fit on the device at once.
-uint32_t share_threads_for(const cuda_device_t::impl_t& impl)
+uint32_t share_threads_for(const cuda_device_t::impl_t& impl, const accumulate_choice_t& choice)
 {
-    const unsigned block = accumulate_block();
     int per_sm = 0;
     const cudaError_t e =
-        block == accumulate_threads
-            ? cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                  &per_sm, accumulate_shares<accumulate_threads>, accumulate_threads, 0)
-            : cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                  &per_sm, accumulate_shares<accumulate_threads_lean>, accumulate_threads_lean, 0);
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, choice.kernel, choice.block, 0);
     if (e != cudaSuccess || per_sm < 1)
         per_sm = 1;
-    return uint32_t(impl.info.sm_count) * uint32_t(per_sm) * block;
+    return uint32_t(impl.info.sm_count) * uint32_t(per_sm) * choice.block;
 }
 
 // The shape of a table: n points, width c, at most `levels` stored levels.
@@ -517,8 +541,9 @@ struct shape_t {
         per_window = ceil_div(slots, span);
         sum_blocks_first = ceil_div(per_window, sum_threads);
         const uint64_t terms = pass_terms == 0 ? max_chunk_terms : pass_terms;
-        chunk = static_cast<size_t>(std::min<uint64_t>(n, std::max<uint64_t>(terms / k, 1)));
-        const uint64_t top_key = uint64_t(r) * slots - 1;
+        // A pass: one window's terms (one per level) of `chunk` scalars.
+        chunk = static_cast<size_t>(std::min<uint64_t>(n, std::max<uint64_t>(terms / levels, 1)));
+        const uint64_t top_key = slots - 1;
         sort_bits = 1;
         while ((top_key >> sort_bits) != 0)
             sort_bits++;
@@ -527,12 +552,12 @@ struct shape_t {
 };
 
 struct layout_t {
-    uint64_t table, keys, sort_temp, buckets, parts, weighed, sums, total;
+    uint64_t table, keys, sort_temp, buckets, pass_buckets, parts, weighed, sums, total;
 };
 
 layout_t layout(size_t n, const shape_t& sh, uint32_t share_threads, size_t sort_temp_bytes)
 {
-    const uint64_t terms = uint64_t(sh.chunk) * sh.k;
+    const uint64_t terms = uint64_t(sh.chunk) * sh.levels;
     layout_t l;
     l.table = align256(uint64_t(sh.levels - 1) * n * sizeof(affine_mem_t));
     l.keys = align256(terms * sizeof(uint32_t));
@@ -542,8 +567,9 @@ layout_t layout(size_t n, const shape_t& sh, uint32_t share_threads, size_t sort
               align256(uint64_t(share_threads) * 2 * sizeof(uint32_t));
     l.weighed = align256(uint64_t(sh.r) * sh.per_window * sizeof(bucket_mem_t));
     l.sums = align256(uint64_t(sh.r) * (sh.sum_blocks_first + 1) * sizeof(bucket_mem_t));
-    const bool passes = sh.chunk < n;  // a second bucket array for the later passes
-    l.total = l.table + 4 * l.keys + l.sort_temp + (passes ? 2 : 1) * l.buckets + l.parts +
+    // A window's buckets for its later chunks of scalars, when there are.
+    l.pass_buckets = sh.chunk < n ? align256(uint64_t(sh.slots) * sizeof(bucket_mem_t)) : 0;
+    l.total = l.table + 4 * l.keys + l.sort_temp + l.buckets + l.pass_buckets + l.parts +
               l.weighed + l.sums;
     return l;
 }
@@ -590,7 +616,7 @@ uint64_t cuda_msm_table_t::bytes_for(size_t n, unsigned window_bits, unsigned le
     const shape_t sh(n, window_bits, levels);
     // Sort temporaries: CUB's double-buffer sort needs little beyond the
     // buffers; count a buffer's worth.
-    const uint64_t terms = uint64_t(sh.chunk) * sh.k;
+    const uint64_t terms = uint64_t(sh.chunk) * sh.levels;
     return layout(n, sh, planned_share_threads, terms * sizeof(uint32_t)).total;
 }
 
@@ -632,8 +658,9 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_
     st.sum_blocks_first = sh.sum_blocks_first;
     st.chunk = sh.chunk;
     st.sort_bits = sh.sort_bits;
-    st.share_threads = share_threads_for(impl);
-    st.sort_temp_bytes = sort_temp_for(uint64_t(sh.chunk) * sh.k, sh.sort_bits);
+    st.accumulate = accumulate_choice();
+    st.share_threads = share_threads_for(impl, st.accumulate);
+    st.sort_temp_bytes = sort_temp_for(uint64_t(sh.chunk) * sh.levels, sh.sort_bits);
     const layout_t l = layout(n, sh, st.share_threads, st.sort_temp_bytes);
     st.total_bytes = l.total;
     st.base = impl.alloc(l.total);
@@ -650,8 +677,8 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_
     }
     st.sort_temp = carve(l.sort_temp);
     st.buckets = reinterpret_cast<bucket_mem_t*>(carve(l.buckets));
-    if (sh.chunk < n)
-        st.pass_buckets = reinterpret_cast<bucket_mem_t*>(carve(l.buckets));
+    if (l.pass_buckets != 0)
+        st.pass_buckets = reinterpret_cast<bucket_mem_t*>(carve(l.pass_buckets));
     const uint64_t part_bytes = align256(uint64_t(st.share_threads) * 2 * sizeof(bucket_mem_t));
     st.parts = reinterpret_cast<bucket_mem_t*>(carve(part_bytes));
     st.part_keys = reinterpret_cast<uint32_t*>(carve(l.parts - part_bytes));
@@ -703,54 +730,56 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
     blst_fp* totals = st.totals.as<blst_fp>();
     static_assert(sizeof(blst_fp) * 4 == sizeof(bucket_mem_t), "XYZZ layout");
 
-    // Equal passes of at most st.chunk scalars; each later pass's buckets
-    // are added to the first's, then one weighing.
-    const size_t passes = (n + st.chunk - 1) / st.chunk;
-    const size_t per_pass = (n + passes - 1) / passes;
-    const uint32_t nbuckets = st.r * st.slots;
-    const size_t bucket_bytes = size_t(nbuckets) * sizeof(bucket_mem_t);
+    // One window (its levels' terms) at a time, in equal chunks of at most
+    // st.chunk scalars: the first chunk sums into the window's buckets, a
+    // later one into pass_buckets, then added to them; then one weighing.
+    const size_t chunks = (n + st.chunk - 1) / st.chunk;
+    const size_t per_chunk = (n + chunks - 1) / chunks;
+    const size_t window_bytes = size_t(st.slots) * sizeof(bucket_mem_t);
     step_clock_t clock(s);
-    for (size_t first = 0; first < n; first += per_pass) {
-        const size_t count = std::min(per_pass, n - first);
-        bucket_mem_t* buckets = first == 0 ? st.buckets : st.pass_buckets;
-        CUZK_CUDA_OK(cudaMemsetAsync(buckets, 0, bucket_bytes, s));
-        const uint32_t m = static_cast<uint32_t>(count * st.k);
-        make_digits<<<uint32_t(impl.info.sm_count) * 4, 256, 0, s>>>(
-            st.keys[0], st.values[0], all + first, static_cast<uint32_t>(count),
-            static_cast<uint32_t>(first), static_cast<uint32_t>(st.n), st.c, st.k, st.r,
-            st.slots);
-        CUZK_CUDA_LAUNCHED(make_digits);
-        clock.mark(step_clock_t::digits);
+    for (unsigned q = 0; q < st.r; q++) {
+        bucket_mem_t* window = st.buckets + size_t(q) * st.slots;
+        const unsigned levels = (st.k - q + st.r - 1) / st.r;
+        for (size_t first = 0; first < n; first += per_chunk) {
+            const size_t count = std::min(per_chunk, n - first);
+            bucket_mem_t* buckets = first == 0 ? window : st.pass_buckets;
+            CUZK_CUDA_OK(cudaMemsetAsync(buckets, 0, window_bytes, s));
+            const uint32_t m = static_cast<uint32_t>(count * levels);
+            // One wave of full occupancy (23 registers a thread).
+            const uint32_t digit_blocks =
+                std::min(ceil_div(count, 256), uint32_t(impl.info.sm_count) * 8);
+            make_digits<<<digit_blocks, 256, 0, s>>>(
+                st.keys[0], st.values[0], all + first, static_cast<uint32_t>(count),
+                static_cast<uint32_t>(first), static_cast<uint32_t>(st.n), st.c, st.k, st.r, q);
+            CUZK_CUDA_LAUNCHED(make_digits);
+            clock.mark(step_clock_t::digits);
 
-        cub::DoubleBuffer<uint32_t> keys(st.keys[0], st.keys[1]);
-        cub::DoubleBuffer<uint32_t> values(st.values[0], st.values[1]);
-        size_t temp_bytes = st.sort_temp_bytes;
-        CUZK_CUDA_OK(cub::DeviceRadixSort::SortPairs(st.sort_temp, temp_bytes, keys, values,
-                                                     static_cast<int>(m), 0, int(st.sort_bits),
-                                                     s));
-        clock.mark(step_clock_t::sort);
+            cub::DoubleBuffer<uint32_t> keys(st.keys[0], st.keys[1]);
+            cub::DoubleBuffer<uint32_t> values(st.values[0], st.values[1]);
+            size_t temp_bytes = st.sort_temp_bytes;
+            CUZK_CUDA_OK(cub::DeviceRadixSort::SortPairs(st.sort_temp, temp_bytes, keys, values,
+                                                         static_cast<int>(m), 0,
+                                                         int(st.sort_bits), s));
+            clock.mark(step_clock_t::sort);
 
-        const unsigned block = accumulate_block();
-        if (block == accumulate_threads)
-            accumulate_shares<accumulate_threads><<<st.share_threads / block, block, 0, s>>>(
+            const unsigned block = st.accumulate.block;
+            st.accumulate.kernel<<<st.share_threads / block, block, 0, s>>>(
                 buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points,
                 st.table, static_cast<uint32_t>(st.n), m);
-        else
-            accumulate_shares<accumulate_threads_lean><<<st.share_threads / block, block, 0, s>>>(
-                buckets, st.part_keys, st.parts, keys.Current(), values.Current(), points,
-                st.table, static_cast<uint32_t>(st.n), m);
-        CUZK_CUDA_LAUNCHED(accumulate_shares);
-        clock.mark(step_clock_t::accumulate);
-        const uint32_t slots = 2 * st.share_threads;
-        fix_up<<<ceil_div(slots, 256), 256, 0, s>>>(buckets, st.part_keys, st.parts, slots);
-        CUZK_CUDA_LAUNCHED(fix_up);
-        if (first != 0) {
-            merge_buckets<<<uint32_t(impl.info.sm_count) * 8, 256, 0, s>>>(st.buckets, buckets,
-                                                                            nbuckets);
-            CUZK_CUDA_LAUNCHED(merge_buckets);
+            CUZK_CUDA_LAUNCHED(accumulate_shares);
+            clock.mark(step_clock_t::accumulate);
+            const uint32_t slots = 2 * st.share_threads;
+            fix_up<<<ceil_div(slots, 256), 256, 0, s>>>(buckets, st.part_keys, st.parts, slots);
+            CUZK_CUDA_LAUNCHED(fix_up);
+            if (first != 0) {
+                merge_buckets<<<uint32_t(impl.info.sm_count) * 8, 256, 0, s>>>(window, buckets,
+                                                                                st.slots);
+                CUZK_CUDA_LAUNCHED(merge_buckets);
+            }
+            clock.mark(step_clock_t::fix_up);
         }
-        clock.mark(step_clock_t::fix_up);
     }
+    const size_t passes = size_t(st.r) * chunks;
     weigh<<<ceil_div(groups, weigh_threads), weigh_threads, 0, s>>>(
         st.weighed, st.buckets, st.slots, st.span, st.per_window, groups);
     CUZK_CUDA_LAUNCHED(weigh);

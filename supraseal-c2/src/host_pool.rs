@@ -8,6 +8,8 @@
 //! `CUZK_HOST_POOL_BYTES` bytes (default 16 GiB), or what
 //! [`set_host_pool_limit`] says; to keep a returned block it frees the
 //! oldest kept ones, and a block larger than the limit is freed at once.
+//! Where neither set it, [`raise_host_pool_limit`] lets a caller that knows
+//! how much it keeps in flight (the engine) raise the default.
 
 use std::alloc::{handle_alloc_error, Layout};
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -113,10 +115,17 @@ struct PoolState {
     by_age: BTreeMap<u64, usize>,
     next_age: u64,
     stats: HostPoolStats,
+    /// The limit was set by `CUZK_HOST_POOL_BYTES` or
+    /// [`set_host_pool_limit`]: [`raise_host_pool_limit`] leaves it.
+    fixed: bool,
 }
 
 impl HostPool {
     pub(crate) fn new(limit_bytes: u64) -> Self {
+        Self::with_limit(limit_bytes, false)
+    }
+
+    fn with_limit(limit_bytes: u64, fixed: bool) -> Self {
         HostPool {
             state: Mutex::new(PoolState {
                 by_size: HashMap::new(),
@@ -126,6 +135,7 @@ impl HostPool {
                     limit_bytes,
                     ..HostPoolStats::default()
                 },
+                fixed,
             }),
         }
     }
@@ -134,7 +144,10 @@ impl HostPool {
     /// first use.
     pub(crate) fn global() -> &'static HostPool {
         static POOL: OnceLock<HostPool> = OnceLock::new();
-        POOL.get_or_init(|| HostPool::new(limit_from_env()))
+        POOL.get_or_init(|| match limit_from_env() {
+            Some(limit) => HostPool::with_limit(limit, true),
+            None => HostPool::new(DEFAULT_HOST_POOL_BYTES),
+        })
     }
 
     /// A block of exactly `bytes` (> 0): the most recently kept one of that
@@ -171,14 +184,26 @@ impl HostPool {
         drop(freed);
     }
 
-    /// Sets the limit, freeing the oldest kept blocks above it.
+    /// Sets the limit, freeing the oldest kept blocks above it; later
+    /// raises leave it.
     pub(crate) fn set_limit(&self, bytes: u64) {
         let freed = {
             let mut state = self.lock();
             state.stats.limit_bytes = bytes;
+            state.fixed = true;
             state.evict_to(bytes)
         };
         drop(freed);
+    }
+
+    /// Raises the limit to `bytes` unless it is higher or was set; returns
+    /// the limit then.
+    pub(crate) fn raise_limit(&self, bytes: u64) -> u64 {
+        let mut state = self.lock();
+        if !state.fixed && state.stats.limit_bytes < bytes {
+            state.stats.limit_bytes = bytes;
+        }
+        state.stats.limit_bytes
     }
 
     /// Frees every kept block.
@@ -291,17 +316,17 @@ pub fn reserve_host_blocks(bytes: usize, count: usize) -> usize {
     HostPool::global().reserve(bytes, count)
 }
 
-fn limit_from_env() -> u64 {
-    let Ok(text) = std::env::var("CUZK_HOST_POOL_BYTES") else {
-        return DEFAULT_HOST_POOL_BYTES;
-    };
-    text.trim().parse().unwrap_or_else(|_| {
+/// `CUZK_HOST_POOL_BYTES`, when set to a byte count.
+fn limit_from_env() -> Option<u64> {
+    let text = std::env::var("CUZK_HOST_POOL_BYTES").ok()?;
+    let limit = text.trim().parse().ok();
+    if limit.is_none() {
         tracing::warn!(
             "CUZK_HOST_POOL_BYTES={text:?} is not a byte count; \
              keeping up to {DEFAULT_HOST_POOL_BYTES} bytes"
         );
-        DEFAULT_HOST_POOL_BYTES
-    })
+    }
+    limit
 }
 
 /// The host pool's counters and contents.
@@ -313,6 +338,17 @@ pub fn host_pool_stats() -> HostPoolStats {
 /// `CUZK_HOST_POOL_BYTES`), freeing the oldest kept blocks above it.
 pub fn set_host_pool_limit(bytes: u64) {
     HostPool::global().set_limit(bytes);
+}
+
+/// Raises the most bytes the host pool keeps to `bytes`, unless the limit
+/// is already higher or was set (by `CUZK_HOST_POOL_BYTES` or
+/// [`set_host_pool_limit`]); returns the limit in force. For a caller that
+/// knows how many blocks it keeps in flight at once: a block dropped when
+/// the pool is full is freed, and its replacement page-locked again, which
+/// holds the CUDA driver (seconds for the 4 GiB vectors of a 2^27
+/// partition) and stalls the other threads' GPU work.
+pub fn raise_host_pool_limit(bytes: u64) -> u64 {
+    HostPool::global().raise_limit(bytes)
 }
 
 /// Frees every block the host pool keeps.
@@ -390,6 +426,37 @@ mod tests {
         let stats = pool.stats();
         assert_eq!((stats.cached_blocks, stats.cached_bytes), (0, 0));
         assert_eq!(stats.freed, 4);
+    }
+
+    #[test]
+    fn a_raise_moves_only_a_default_limit_and_only_up() {
+        let pool = HostPool::new(10 * KIB as u64);
+        assert_eq!(
+            pool.raise_limit(4 * KIB as u64),
+            10 * KIB as u64,
+            "never down"
+        );
+        assert_eq!(pool.raise_limit(40 * KIB as u64), 40 * KIB as u64);
+        let blocks: Vec<_> = (0..3).map(|_| pool.take(12 * KIB)).collect();
+        blocks.into_iter().for_each(|b| pool.give(b));
+        assert_eq!(
+            pool.stats().cached_blocks,
+            3,
+            "all kept under the raised limit"
+        );
+        pool.set_limit(12 * KIB as u64);
+        assert_eq!(pool.stats().cached_blocks, 1);
+        assert_eq!(
+            pool.raise_limit(80 * KIB as u64),
+            12 * KIB as u64,
+            "a set limit stays"
+        );
+        let fixed = HostPool::with_limit(KIB as u64, true);
+        assert_eq!(
+            fixed.raise_limit(80 * KIB as u64),
+            KIB as u64,
+            "as does one from the environment"
+        );
     }
 
     #[test]

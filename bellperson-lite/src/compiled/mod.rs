@@ -156,8 +156,17 @@ impl CompiledShape {
     /// now rather than when they are synthesized; returns for how many
     /// partitions it keeps memory (fewer when the pool's limit is reached).
     pub fn reserve_evaluations(&self, partitions: usize) -> usize {
-        let len = self.num_constraints() + self.num_inputs;
-        HostVec::<Scalar>::reserve_pool(len, 3 * partitions) / 3
+        HostVec::<Scalar>::reserve_pool(self.evaluation_len(), 3 * partitions) / 3
+    }
+
+    /// Bytes of one partition's evaluations (a, b and c together).
+    pub fn evaluation_bytes(&self) -> u64 {
+        3 * (self.evaluation_len() * std::mem::size_of::<Scalar>()) as u64
+    }
+
+    /// Elements of each evaluation vector: one per constraint and input.
+    fn evaluation_len(&self) -> usize {
+        self.num_constraints() + self.num_inputs
     }
 
     /// Bytes of memory the compiled form holds.
