@@ -5,8 +5,9 @@
 # binaries below: both cuzk builds and the tests do not fit one call's 64
 # MiB unpacked).
 #
-#   scripts/gpu-msm.sh [steps...]      steps: tests sweep ba l l-ab l-order l-early
-#                                      l-ones l-env ncu p27 p27-ones p27-env p27-base
+#   scripts/gpu-msm.sh [steps...]      steps: tests sweep ba plans l l-ab l-order
+#                                      l-early l-ones l-env ncu p27 p27-ones p27-env
+#                                      p27-base
 #
 #   tests    scripts/gpu-run.sh -- --tests-only (the harness's checks, then
 #            every test executable, --ignored device runs included)
@@ -14,6 +15,9 @@
 #            the table MSM side by side, with every other kernel benchmark
 #   ba       the harness's benchmarks at 2^22 (--max-log 22): among them
 #            the G1 and G2 bitmap sums by the share sum and sppark's kernel
+#   plans    cuzk-cuda-harness --bench-only --plan-bench --max-log 22, traced:
+#            the 2^27 table plans (uniform, mixed in one pass, with sppark's
+#            weighing addition, with 256-thread accumulation) alternating
 #   l        one L bench (every proof verified), each kernel region's steps
 #            and each H MSM's traced (CUZK_MSM_TRACE=1): medians printed
 #   l-ab     L benches alternating two builds, base and new, twice:
@@ -98,6 +102,8 @@ for s in ${*:-tests l}; do case $s in
              grep -E 'G1 MSM|table' "$R/sweep.log" | grep -v '^   table' | tail -n 30 ;;
     ba)      step ba 200 "$H" --bench-only --max-log 22
              grep -E 'batch add' "$R/ba.log" ;;
+    plans)   CUZK_MSM_TRACE=1 step plans 200 "$H" --bench-only --plan-bench --max-log 22
+             grep -E 'G1 MSM plan|^msm_table' "$R/plans.log" ;;
     l)       bench_l L "$B" ;;
     l-ab)    for round in 1 2; do for v in base new; do
                  bench_l L-$v-$round /tmp/cuzk-$v

@@ -3,12 +3,14 @@
 // public headers in native/include/cuzk/cuda/.
 //
 //   cuzk-cuda-harness [--tests-only | --bench-only] [--sweep] [--table-sweep]
-//                     [--seed N] [--max-log K]
+//                     [--plan-bench] [--seed N] [--max-log K]
 //
 // --sweep adds the MSM window-size sweep (the tuning behind auto_window_bias
 // in msm.cu); --table-sweep times cuda_msm_table_t at several window widths
-// instead of the default one; --max-log K shrinks the benchmark (sizes are relative to 2^K,
-// K <= 24).
+// instead of the default one; --plan-bench times only the table plans of
+// the 2^27 partition and their variants (at 2^K points), instead of the
+// benchmarks; --max-log K shrinks the benchmark (sizes are relative to
+// 2^K, K <= 24).
 // Exit status: 0 all checks passed, 1 a check failed, 2 usage or setup
 // error, 77 no CUDA device.
 
@@ -1011,6 +1013,127 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
         }
         check(threw, "table: a width below 4 bits throws");
     });
+    // Plans with sub-windows of different widths: the one the planner picks
+    // at 2^27 with 3 levels (11 windows of 24, 23, 23, 23 bits: 256), the
+    // same with the wide sub-window third (then it holds the top window),
+    // three sub-windows, and one in passes of 30,011 terms; random, zero,
+    // one, mixed and near-r scalars (the top window's largest digits).
+    using plan_t = cuda_msm_table_t::plan_t;
+    const std::pair<plan_t, uint64_t> plans[] = {{plan_t{{24, 23, 23, 23}, 11}, 0},
+                                                 {plan_t{{23, 23, 24, 23}, 11}, 0},
+                                                 {plan_t{{13, 12, 12}, 21}, 0},
+                                                 {plan_t{{13, 12, 12}, 21, 50000}, 0},
+                                                 {plan_t{{9, 8}, 31}, 30011}};
+    for (const auto& [plan, pass_terms] : plans) {
+        std::string name = "plan";
+        for (unsigned w : plan.widths)
+            name += " " + std::to_string(w);
+        name += ", " + std::to_string(plan.windows) + " windows";
+        if (pass_terms != 0 || plan.pass_terms != 0)
+            name += ", passes of " + std::to_string(pass_terms | plan.pass_terms) + " terms";
+        guarded("msm table " + name, [&] {
+            cuda_msm_table_t table(dpts, plan, pass_terms);
+            check(table.levels() == plan.levels() && table.plan().widths == plan.widths &&
+                      table.bytes() <= cuda_msm_table_t::bytes_for(N, plan),
+                  "table " + name + ": levels, widths and bytes");
+            blst_p1 got;
+            for (size_t n : {size_t(1), size_t(4097), N}) {
+                for (int pat = 0; pat < 5; pat++) {
+                    if (n == 1 && pat != 4)
+                        continue;
+                    const auto s = scalars_pattern(n, pat, rng);
+                    std::vector<blst_scalar> canon(n);
+                    for (size_t i = 0; i < n; i++)
+                        canon[i] = fr_to_scalar(s[i]);
+                    const blst_p1 want = cpu_msm(pts.data(), canon.data(), n);
+                    ds.upload(s.data(), n);
+                    table.msm(got, ds, n);
+                    check(blst_p1_is_equal(&got, &want),
+                          "table " + name + " n=" + std::to_string(n) + " " + pattern_name[pat]);
+                }
+            }
+        });
+    }
+    // Scalars as the H polynomial leaves them for the table: canonical
+    // integers, bit-reversed (scalars[p] with P_rev(p)), n = 2^16 and
+    // 2^16 - 1; a default table and a mixed plan.
+    guarded("msm table canonical, bit-reversed scalars", [&] {
+        const unsigned lg = 16;
+        const size_t M = size_t(1) << lg;
+        cuda_msm_table_t plain(dpts, 0, 4);
+        cuda_msm_table_t mixed(dpts, plan_t{{13, 12, 12}, 21});
+        for (int pat : {0, 3, 4}) {
+            const auto s = scalars_pattern(M, pat, rng);
+            std::vector<blst_scalar> canon(M);
+            std::vector<blst_fr> laid(M);  // canonical words, bit-reversed
+            for (size_t g = 0; g < M; g++) {
+                canon[g] = fr_to_scalar(s[g]);
+                size_t p = 0;
+                for (unsigned bit = 0; bit < lg; bit++)
+                    p |= ((g >> bit) & 1) << (lg - 1 - bit);
+                uint64_t words[4];
+                blst_uint64_from_fr(words, &s[g]);
+                std::memcpy(&laid[p], words, sizeof(words));
+            }
+            ds.upload(laid.data(), M);
+            for (size_t n : {M, M - 1}) {
+                const blst_p1 want = cpu_msm(pts.data(), canon.data(), n);
+                for (const cuda_msm_table_t* t : {&plain, &mixed}) {
+                    blst_p1 got;
+                    t->msm(got, ds, n, cuda_scalar_layout_t{true, lg});
+                    check(blst_p1_is_equal(&got, &want),
+                          std::string(t == &plain ? "default table" : "mixed plan") +
+                              ", canonical bit-reversed scalars, n=" + std::to_string(n) + " " +
+                              pattern_name[pat]);
+                }
+            }
+        }
+        bool threw = false;
+        try {
+            blst_p1 got;
+            plain.msm(got, ds, M - 2, cuda_scalar_layout_t{true, lg});
+        } catch (const std::invalid_argument&) {
+            threw = true;
+        }
+        check(threw, "bit-reversed scalars with n other than 2^L or 2^L - 1 throw");
+    });
+    guarded("msm table plans", [&] {
+        bool threw = false;
+        try {  // 11 windows of 22 bits: 242 bits, short of a scalar
+            cuda_msm_table_t table(dpts, plan_t{{22, 22, 22, 22}, 11});
+        } catch (const std::invalid_argument&) {
+            threw = true;
+        }
+        check(threw, "a plan whose windows cover 242 bits throws");
+        threw = false;
+        try {  // 23, 23, 23, 24 with 11 windows: 255 bits, the top digit could overflow
+            cuda_msm_table_t table(dpts, plan_t{{23, 23, 23, 24}, 11});
+        } catch (const std::invalid_argument&) {
+            threw = true;
+        }
+        check(threw, "a plan whose windows cover 255 bits throws");
+        // The planner (host arithmetic only): at 2^27 points, with room for
+        // 3 levels, mixed buckets and a pass a sub-window, 11 windows (one
+        // sub-window of 24 bits); at 2^23 (L), with room for every level,
+        // 12 of 22 bits as before; with room for 3 levels of 22 bits only,
+        // those.
+        const size_t big = (size_t(1) << 27) - 1;
+        const plan_t p27 = cuda_msm_table_t::plan_within(big, uint64_t(40) << 30);
+        check(p27.windows == 11 && p27.levels() == 3 &&
+                  p27.widths == std::vector<unsigned>{24, 23, 23, 23} &&
+                  p27.pass_terms == 3 * uint64_t(big),
+              "planner at 2^27, 40 GiB: 11 windows of 24, 23, 23, 23 bits, one pass each");
+        const plan_t p23 = cuda_msm_table_t::plan_within((size_t(1) << 23) - 1, uint64_t(40) << 30);
+        check(p23.windows == 12 && p23.widths == std::vector<unsigned>{22},
+              "planner at 2^23, 40 GiB: 12 windows of 22 bits, every level");
+        const uint64_t uniform3 = cuda_msm_table_t::bytes_for(big, 22, 3);
+        const plan_t tight = cuda_msm_table_t::plan_within(big, uniform3);
+        check(tight.windows == 12 && tight.levels() == 3 &&
+                  cuda_msm_table_t::bytes_for(big, tight) <= uniform3,
+              "planner at 2^27 with room for 3 uniform levels only: those");
+        const plan_t none = cuda_msm_table_t::plan_within(big, 1 << 20);
+        check(none.windows == 0, "planner: nothing fits in 1 MiB");
+    });
 }
 
 void test_ntt(cuda_device_t& dev, rng_t& rng)
@@ -1112,6 +1235,22 @@ void test_h(cuda_device_t& dev, rng_t& rng)
                     const blst_p1 want_msm = cpu_msm(hp.data(), canon.data(), n - 1);
                     check(blst_p1_is_equal(&got_msm, &want_msm),
                           "H MSM " + pow2(k) + " from device-resident coefficients");
+                    // Left for the table MSM: canonical and bit-reversed;
+                    // download() gives the same coefficients back, and the
+                    // table MSM reads them as they lie.
+                    h.set_output(cuda_h_poly_t::output_t::for_table);
+                    h.compute(a.data(), b.data(), c.data(), len);
+                    const cuda_scalar_layout_t laid = h.layout();
+                    check(laid.canonical && laid.bit_reversed_log == k,
+                          "H " + pow2(k) + " for the table: canonical, bit-reversed");
+                    h.download(got.data());
+                    check(std::equal(got.begin(), got.end(), want.begin(), fr_eq),
+                          "H " + pow2(k) + " for the table, downloaded");
+                    cuda_msm_table_t table(dhp, cuda_msm_table_t::plan_t{{13, 12, 12}, 21});
+                    table.msm(got_msm, h.coefficients(), n - 1, laid);
+                    check(blst_p1_is_equal(&got_msm, &want_msm),
+                          "H MSM " + pow2(k) + " on a table, from H left for it");
+                    h.set_output(cuda_h_poly_t::output_t::natural);
                 }
             });
         }
@@ -1487,11 +1626,67 @@ void print_table(const cuda_device_t& dev)
                 dev.host_staging_bytes() / double(1 << 30));
 }
 
+// --plan-bench: the 2^27 partition's table plans at a smaller size (the
+// weighing does not depend on n), with the variants of the accumulation
+// and the weighing alternating: the uniform plan of session 14 (12 windows
+// of 22 bits in passes of 2^28 terms) and the planner's 2^27 plan (11
+// windows of 24, 23, 23, 23, a pass a sub-window), each result against
+// the closed form. CUZK_MSM_TRACE=1 prints each call's steps.
+void plan_bench(cuda_device_t& dev, rng_t& rng, unsigned max_log)
+{
+    const unsigned top = std::max(12u, std::min(24u, max_log));
+    const size_t N = size_t(1) << top;
+    std::printf("== plan bench: %zu points (B + i S), random scalars\n", N);
+    progression_t pr = make_progression(N, rng);
+    std::vector<blst_fr> s(N);
+    for (auto& x : s)
+        x = fr_random(rng);
+    cuda_points_t P(dev, pr.points.data(), N);
+    cuda_fr_buffer_t dscal(dev, N);
+    dscal.upload(s.data(), N);
+    const blst_p1 want = progression_msm(pr, s.data(), nullptr, N);
+    using plan_t = cuda_msm_table_t::plan_t;
+    struct variant_t {
+        const char* name;
+        plan_t plan;
+        const char* env;  // NAME=VALUE set while the table is built, or null
+    };
+    const variant_t variants[] = {
+        {"uniform 22 x 12, passes of 2^28", plan_t{{22, 22, 22, 22}, 12}, nullptr},
+        {"24,23,23,23 x 11, one pass", plan_t{{24, 23, 23, 23}, 11, 3 * uint64_t(N)}, nullptr},
+        {"24,23,23,23 x 11, one pass, sppark weigh", plan_t{{24, 23, 23, 23}, 11, 3 * uint64_t(N)},
+         "CUZK_MSM_WEIGH=sppark"},
+        {"24,23,23,23 x 11, one pass, 256 threads", plan_t{{24, 23, 23, 23}, 11, 3 * uint64_t(N)},
+         "CUZK_MSM_THREADS=256"},
+    };
+    for (int round = 0; round < 2; round++) {
+        for (const auto& v : variants) {
+            guarded(std::string("plan bench ") + v.name, [&] {
+                std::string name, value;
+                if (v.env != nullptr) {
+                    const std::string e = v.env;
+                    name = e.substr(0, e.find('='));
+                    value = e.substr(e.find('=') + 1);
+                    setenv(name.c_str(), value.c_str(), 1);
+                }
+                cuda_msm_table_t table(P, v.plan);
+                if (v.env != nullptr)
+                    unsetenv(name.c_str());
+                blst_p1 got;
+                std::printf("   %s (round %d)\n", v.name, round + 1);
+                const timing_t t = time_it([&] { table.msm(got, dscal, N); }, 1, 3);
+                add_row("G1 MSM plan", pow2(top), v.name, t, blst_p1_is_equal(&got, &want),
+                        "closed form");
+            });
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
-    bool tests = true, benches = true, sweep = false, table_sweep = false;
+    bool tests = true, benches = true, sweep = false, table_sweep = false, plans = false;
     uint64_t seed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
     unsigned max_log = 24;
     for (int i = 1; i < argc; i++) {
@@ -1504,13 +1699,16 @@ int main(int argc, char** argv)
             sweep = true;
         else if (a == "--table-sweep")
             table_sweep = true;
+        else if (a == "--plan-bench")
+            plans = true;
         else if (a == "--seed" && i + 1 < argc)
             seed = std::strtoull(argv[++i], nullptr, 0);
         else if (a == "--max-log" && i + 1 < argc)
             max_log = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 0));
         else {
             std::fprintf(stderr,
-                         "usage: %s [--tests-only|--bench-only] [--sweep] [--table-sweep] [--seed N] "
+                         "usage: %s [--tests-only|--bench-only] [--sweep] [--table-sweep] "
+                         "[--plan-bench] [--seed N] "
                          "[--max-log K]\n",
                          argv[0]);
             return 2;
@@ -1540,7 +1738,10 @@ int main(int argc, char** argv)
             test_h(dev, rng);
             std::printf("tests: %.1f s\n", (now_ms() - t0) / 1000);
         }
-        if (benches) {
+        if (plans) {
+            plan_bench(dev, rng, max_log);
+            print_table(dev);
+        } else if (benches) {
             bench(dev, rng, max_log, sweep, table_sweep);
             print_table(dev);
         }

@@ -1,10 +1,12 @@
 // G1 MSM over a fixed point set with precomputed shifted copies
-// (cuzk/cuda/msm_table.hpp). The r windows (bucket sets) one at a time, each
-// in chunks of scalars of at most 2^28 terms (a term a scalar and level),
-// the steps of a pass all on stream 0:
-//   digits      each scalar cut into k signed c-bit digits, those of the
-//               window kept: the key (|d|, the bucket) and the value
-//               (table index, sign in bit 31) of every term
+// (cuzk/cuda/msm_table.hpp). The r sub-windows (bucket sets) one at a time,
+// each in chunks of scalars of at most 2^28 terms (a term a scalar and
+// level), the steps of a pass all on stream 0:
+//   digits      each scalar plus a constant (one half-window a window) cut
+//               into the sub-window's digits, each minus its half-window:
+//               balanced digits with no carry to pass along; the key (|d|,
+//               the bucket) and the value (table index, sign in bit 31) of
+//               every term
 //   sort        CUB's radix sort of the terms by key
 //   accumulate  the sorted terms cut into equal shares, one per thread;
 //               each thread sums its runs of equal keys (XYZZ += affine):
@@ -16,10 +18,10 @@
 //   weigh       sum_b b * S_b: each thread takes a range of buckets and
 //               returns sum (b - lo) S_b + lo * sum S_b
 //   sum         the threads' results, in two block-level passes per window
-// The host converts each window's XYZZ sum and combines the windows
-// (Horner, c doublings each). A window at a time, rather than every
-// window of a chunk of scalars, leaves a merge only where one window's
-// terms outgrow a pass: 4 of 2^21 buckets at 2^27 instead of 24.
+// The host converts each sub-window's XYZZ sum and combines them (Horner,
+// each sub-window's width in doublings). A sub-window at a time, rather
+// than every window of a chunk of scalars, leaves a merge only where one
+// sub-window's terms outgrow a pass.
 
 #include "blst_compat.cuh"
 
@@ -32,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "cuda_ok.cuh"
@@ -54,7 +57,12 @@ constexpr unsigned accumulate_threads = 384;
 constexpr unsigned accumulate_threads_lean = 256;
 constexpr unsigned weigh_threads = 128;
 constexpr unsigned sum_threads = 128;
-constexpr uint32_t weigh_span = 64;  // buckets per weighing thread
+// The weighing's first level: at most 64 buckets a thread (at least 4),
+// fewer while that leaves fewer than weigh_groups_wanted groups (waves of
+// short threads balance better than a few long ones); later levels: 16.
+constexpr uint32_t weigh_span_max = 64;
+constexpr uint32_t weigh_span_min = 4;
+constexpr uint32_t weigh_span_later = 16;
 
 __host__ __device__ __forceinline__ uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 __host__ __device__ __forceinline__ uint32_t min32(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -90,7 +98,8 @@ public:
         CUZK_CUDA_OK(cudaEventRecord(e, stream_));
     }
     // After the stream has been waited for.
-    void report(size_t n, size_t passes, unsigned c, unsigned levels, unsigned r) const
+    void report(size_t n, size_t passes, const std::vector<unsigned>& widths, unsigned windows,
+                unsigned levels) const
     {
         if (!on_)
             return;
@@ -100,11 +109,14 @@ public:
             CUZK_CUDA_OK(cudaEventElapsedTime(&t, events_[i - 1].second, events_[i].second));
             ms[events_[i].first] += t;
         }
+        std::string w;
+        for (unsigned x : widths)
+            w += (w.empty() ? "" : ",") + std::to_string(x);
         std::fprintf(stderr,
-                     "msm_table n=%zu c=%u levels=%u windows/level=%u passes=%zu: digits %.2f "
+                     "msm_table n=%zu widths=%s windows=%u levels=%u passes=%zu: digits %.2f "
                      "sort %.2f accumulate %.2f fix-up+merge %.2f weigh %.2f sum %.2f ms\n",
-                     n, c, levels, r, passes, ms[digits], ms[sort], ms[accumulate], ms[fix_up],
-                     ms[weigh], ms[sum]);
+                     n, w.c_str(), windows, levels, passes, ms[digits], ms[sort], ms[accumulate],
+                     ms[fix_up], ms[weigh], ms[sum]);
     }
 
 private:
@@ -178,52 +190,66 @@ __global__ void table_level(affine_fields_mem_t* next, const affine_fields_mem_t
 #endif
 }
 
-// Window q's terms of scalars first .. first + count (global indices into
-// the point set of n points), scalars[0..count) being theirs. Window w of
-// scalar g reads level j = w / r (2^(c r j) P_g) at sub-window q = w % r;
-// the pass for q takes the windows j r + q, each scalar's term for level j
-// at j * count + (g - first), with the key |d| (0 for d = 0, skipped) and
-// the value (j * n + g) | sign << 31. Digits are signed: a digit above
-// 2^(c-1) becomes d - 2^c with a carry into the next window, so every
-// window below is cut too.
+// One pass's digits: sub-window q's windows, one a level. With t = s + add
+// (add = sum over the windows of 2^(off + width - 1)), the window at `off`
+// has the digit d = ((t >> off) mod 2^width) - 2^(width - 1), in
+// [-2^(width-1), 2^(width-1)), and s = sum d 2^off; the top window keeps
+// every bit of t above it (mod 2^(width + 1)), which for s < r < 2^255 and
+// windows covering 256 bits leaves |d| <= 2^(width-1). No carry goes from one
+// window to the next, so a pass reads only its own windows' bits.
+struct digit_pass_t {
+    uint32_t add[9];
+    uint32_t off0;    // the sub-window's offset in level 0
+    uint32_t stride;  // W: a level's bits
+    uint32_t width;
+    uint32_t levels;  // its windows (levels j with j r + q < K)
+    uint32_t top;     // the level of the top window, or levels when not here
+};
+
+// The terms of scalars at positions first .. first + count: scalar position
+// p pairs with point g = p, or g = rev(p) (rev_log bits reversed) when
+// rev_log != 0. The term for level j lands at j * count + (p - first), with
+// the key |d| (0 for d = 0, skipped) and the value (j * n + g) | sign << 31.
 __global__ void make_digits(uint32_t* keys, uint32_t* values, const fr_t* scalars, uint32_t count,
-                            uint32_t first, uint32_t n, uint32_t c, uint32_t k, uint32_t r,
-                            uint32_t q)
+                            uint32_t first, uint32_t n, digit_pass_t pass, bool canonical,
+                            uint32_t rev_log)
 {
 #ifdef __CUDA_ARCH__
-    const uint32_t mask = (1u << c) - 1;
-    const uint32_t half = 1u << (c - 1);
+    const uint32_t mask = (1u << pass.width) - 1;
+    const uint32_t top_mask = 2 * mask + 1;
+    const uint32_t half = 1u << (pass.width - 1);
     for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count;
          i += gridDim.x * blockDim.x) {
-        fr_t s = scalars[i];
-        s.from();
-        uint32_t w[8];
+        const uint32_t at = first + i;
+        fr_t s = scalars[at];
+        if (!canonical)
+            s.from();
+        uint32_t t[9];
+        uint64_t carry = 0;
 #pragma unroll
-        for (int x = 0; x < 8; x++)
-            w[x] = s[x];
-        uint32_t carry = 0;
+        for (int x = 0; x < 8; x++) {
+            const uint64_t v = uint64_t(s[x]) + pass.add[x] + carry;
+            t[x] = uint32_t(v);
+            carry = v >> 32;
+        }
+        t[8] = pass.add[8] + uint32_t(carry);
+        const uint32_t g = rev_log != 0 ? (__brev(at) >> (32 - rev_log)) : at;
 #pragma unroll 1
-        for (uint32_t win = 0; win < k; win++) {
-            const uint32_t off = win * c;
-            const uint32_t at_word = off / 32;
-            uint64_t bits = at_word < 8 ? w[at_word] : 0;
-            if (at_word + 1 < 8)
-                bits |= uint64_t(w[at_word + 1]) << 32;
-            uint32_t d = (uint32_t(bits >> (off % 32)) & mask) + carry;
-            uint32_t sign = 0;
-            if (d > half) {
-                d = (1u << c) - d;
-                sign = 1;
-                carry = 1;
-            } else {
-                carry = 0;
+        for (uint32_t j = 0; j < pass.levels; j++) {
+            const uint32_t off = pass.off0 + j * pass.stride;
+            const uint32_t word = off / 32;
+            uint32_t lo = 0, hi = 0;
+#pragma unroll
+            for (uint32_t x = 0; x < 9; x++) {  // selects: t stays in registers
+                lo = x == word ? t[x] : lo;
+                hi = x == word + 1 ? t[x] : hi;
             }
-            if (win % r != q)
-                continue;
-            const uint32_t level = win / r;
-            const size_t at = size_t(level) * count + i;
-            keys[at] = d;
-            values[at] = (level * n + first + i) | (sign << 31);
+            const uint64_t bits = ((uint64_t(hi) << 32) | lo) >> (off % 32);
+            const uint32_t raw = uint32_t(bits) & (j == pass.top ? top_mask : mask);
+            const bool negative = raw < half;
+            const size_t to = size_t(j) * count + i;
+            keys[to] = negative ? half - raw : raw - half;
+            values[to] = (j * n + g) | (uint32_t(negative) << 31);
         }
     }
 #endif
@@ -343,45 +369,69 @@ __global__ void merge_buckets(bucket_mem_t* total, const bucket_mem_t* pass, uin
     }
 }
 
-// Window q's buckets are buckets[q * slots + b] for b < slots (b = 0
-// unused). out[g] for group g = q * per_window + l: sum_{b in [lo, hi)}
-// b S_b with lo = l * span, hi = min(lo + span, slots). With R = sum S_b
-// and A = sum (b - lo) S_b (running sums from the top) that is A + lo R.
+// Where a sub-window's buckets lie: buckets[offset + b] for b < slots
+// (b = 0 unused).
+struct window_info_t {
+    uint64_t offset;
+    uint32_t slots;
+    uint32_t unused;
+};
+
+// One level of the weighing, sum_b b S_b for each sub-window, with no
+// scalar multiplication in any thread. Group g = q * per_window + l of
+// sub-window q takes its entries [lo, hi), lo = l * span, and returns
+// A_g = sum (b - lo) S_b (running sums from the top: two additions an
+// entry) and R_g = sum S_b; then sum_b b S_b = sum_l A_l + span sum_l l R_l,
+// and the second sum is the same problem over the R_l: the next level,
+// until one group is left (whose l is 0). Level 1 reads the buckets
+// (`windows`: each sub-window's offset and size); a later level reads the
+// previous level's R, per_window entries a sub-window (`windows` null,
+// `len` = stride = its per_window). Groups past a sub-window's end return
+// infinity. `inlined`: cuzk's inlined addition (add_full), else sppark's
+// (a call, its buckets in local memory), for comparison.
+template <bool inlined>
 __launch_bounds__(weigh_threads) __global__
-void weigh(bucket_mem_t* out, const bucket_mem_t* buckets, uint32_t slots, uint32_t span,
-           uint32_t per_window, uint32_t groups)
+void weigh_level(bucket_mem_t* A, bucket_mem_t* R, const bucket_mem_t* in,
+                 const window_info_t* windows, uint32_t len, uint32_t span, uint32_t per_window,
+                 uint32_t groups)
 {
     const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
     if (g >= groups)
         return;
-    const bucket_mem_t* window = buckets + size_t(g / per_window) * slots;
+    const uint32_t q = g / per_window;
+    uint64_t offset = uint64_t(q) * len;
+    uint32_t size = len;
+    if (windows != nullptr) {
+        const window_info_t info = windows[q];
+        offset = info.offset;
+        size = info.slots;
+    }
+    const bucket_mem_t* entries = in + offset;
     const uint32_t lo = (g % per_window) * span;
-    const uint32_t hi = min32(lo + span, slots);
     bucket_t running, acc;
     running.inf();
     acc.inf();
+    if (lo < size) {
+        const uint32_t hi = min32(lo + span, size);
 #pragma unroll 1
-    for (uint32_t b = hi - 1; b > lo; b--) {
-        bucket_t s = window[b];
-        running.add(s);
-        acc.add(running);
+        for (uint32_t b = hi - 1; b > lo; b--) {
+            const bucket_t e = entries[b];
+            if (inlined) {
+                add_full(running, e);
+                add_full(acc, running);
+            } else {
+                running.add(e);
+                acc.add(running);
+            }
+        }
+        const bucket_t e = entries[lo];
+        if (inlined)
+            add_full(running, e);
+        else
+            running.add(e);
     }
-    {
-        bucket_t s = window[lo];
-        running.add(s);
-    }
-    // lo R by double-and-add from the top bit.
-    bucket_t scaled;
-    scaled.inf();
-#pragma unroll 1
-    for (int bit = 31 - __clz(lo | 1); bit >= 0 && lo != 0; bit--) {
-        bucket_t twice = scaled;
-        scaled.add(twice);
-        if ((lo >> bit) & 1)
-            scaled.add(running);
-    }
-    acc.add(scaled);
-    out[g] = acc;
+    A[g] = acc;
+    R[g] = running;
 }
 
 // Segments of `len` entries, each cut into blocks of `per`: block b sums
@@ -442,21 +492,176 @@ struct accumulate_choice_t {
 
 // ------------------------------------------------------------------ table
 
+namespace {
+
+// Terms per pass at most (4 sort buffers of 4 bytes a term: 4 GiB).
+constexpr uint64_t max_chunk_terms = uint64_t(1) << 28;
+// Accumulation threads assumed by bytes_for (the real count is the
+// device's resident maximum, 50,688 on an H200).
+constexpr uint32_t planned_share_threads = uint32_t(1) << 17;
+constexpr uint64_t weigh_groups_wanted = uint64_t(1) << 18;
+// The most terms a pass may have (CUB's sort counts in int).
+constexpr uint64_t max_pass_terms = (uint64_t(1) << 31) - 1;
+// The planner's estimates (H200, 2^27, sessions 14-15): a term's digits,
+// sort and accumulation, a bucket's weighing, and a bucket's merge (each
+// pass of a sub-window after its first), in picoseconds.
+constexpr double term_ps = 420;
+constexpr double bucket_ps = 1600;
+constexpr double merge_ps = 550;
+
+struct weigh_level_t {
+    uint32_t span, per_window, blocks_first;
+    uint64_t at;  // A's offset in the scratch (in buckets); R's follows
+};
+
+// The whole shape of a table: the plan, where each sub-window's bits and
+// buckets lie, its passes at the table's size, and the buffers' sizes.
+struct shape_t {
+    cuda_msm_table_t::plan_t plan;
+    unsigned r = 0, k = 0, levels = 0, stride = 0;
+    std::vector<uint32_t> pre;           // sub-window q's offset in a level
+    std::vector<uint32_t> slots;         // 2^(width - 1) + 1, slot 0 unused
+    std::vector<uint64_t> bucket_at;     // its buckets' offset
+    std::vector<uint32_t> window_levels;  // its windows (one a level)
+    std::vector<size_t> chunk;           // its scalars a pass at most
+    uint64_t total_slots = 0;
+    uint32_t pass_slots = 0;  // the widest sub-window with several passes at n
+    uint64_t pass_terms_max = 0;
+    std::vector<weigh_level_t> weighing;
+    uint64_t weigh_scratch = 0;  // buckets: every level's A and R
+    uint32_t blocks_first_max = 0;
+    unsigned sort_bits = 0;
+    uint32_t add[9] = {};  // sum over the windows of 2^(off + width - 1)
+
+    shape_t(size_t n, const cuda_msm_table_t::plan_t& p, uint64_t pass_terms = 0) : plan(p)
+    {
+        r = unsigned(plan.widths.size());
+        k = plan.windows;
+        levels = plan.levels();
+        uint32_t widest = 0;
+        for (unsigned q = 0; q < r; q++) {
+            pre.push_back(stride);
+            stride += plan.widths[q];
+            slots.push_back((1u << (plan.widths[q] - 1)) + 1);
+            bucket_at.push_back(total_slots);
+            total_slots += slots[q];
+            widest = std::max(widest, slots[q]);
+            window_levels.push_back((k - q + r - 1) / r);
+            sort_bits = std::max(sort_bits, plan.widths[q]);
+        }
+        const uint64_t terms =
+            pass_terms != 0 ? pass_terms : plan.pass_terms != 0 ? plan.pass_terms : max_chunk_terms;
+        for (unsigned q = 0; q < r; q++) {
+            const uint64_t cap = std::max<uint64_t>(terms / window_levels[q], 1);
+            chunk.push_back(static_cast<size_t>(std::min<uint64_t>(n, cap)));
+            pass_terms_max = std::max<uint64_t>(pass_terms_max, uint64_t(chunk[q]) * window_levels[q]);
+            if (chunk[q] < n)
+                pass_slots = std::max(pass_slots, slots[q]);
+        }
+        uint32_t span = weigh_span_max;
+        while (span > weigh_span_min && total_slots / span < weigh_groups_wanted)
+            span /= 2;
+        for (uint32_t len = widest;;) {
+            const uint32_t per = ceil_div(len, span);
+            weighing.push_back({span, per, ceil_div(per, sum_threads), weigh_scratch});
+            weigh_scratch += 2 * uint64_t(r) * per;
+            blocks_first_max = std::max(blocks_first_max, weighing.back().blocks_first);
+            if (per == 1)
+                break;
+            len = per;
+            span = weigh_span_later;
+        }
+        for (unsigned w = 0; w < k; w++) {
+            const unsigned q = w % r;
+            const uint32_t bit = (w / r) * stride + pre[q] + plan.widths[q] - 1;
+            // Add 2^bit to the 288-bit constant.
+            uint64_t carry = uint64_t(1) << (bit % 32);
+            for (unsigned x = bit / 32; x < 9 && carry != 0; x++) {
+                const uint64_t v = uint64_t(add[x]) + carry;
+                add[x] = uint32_t(v);
+                carry = v >> 32;
+            }
+        }
+    }
+    // Sub-window q's pass description.
+    digit_pass_t pass(unsigned q) const
+    {
+        digit_pass_t d{};
+        std::memcpy(d.add, add, sizeof(add));
+        d.off0 = pre[q];
+        d.stride = stride;
+        d.width = plan.widths[q];
+        d.levels = window_levels[q];
+        d.top = (k - 1) % r == q ? d.levels - 1 : d.levels;
+        return d;
+    }
+};
+
+struct layout_t {
+    uint64_t table, keys, sort_temp, buckets, pass_buckets, parts, sums, windows, total;
+};
+
+layout_t layout(size_t n, const shape_t& sh, uint32_t share_threads, size_t sort_temp_bytes)
+{
+    layout_t l;
+    l.table = align256(uint64_t(sh.levels - 1) * n * sizeof(affine_mem_t));
+    // The sort's four buffers also hold the weighing's levels afterwards.
+    const uint64_t scratch = sh.weigh_scratch * sizeof(bucket_mem_t);
+    l.keys = align256(std::max(sh.pass_terms_max * sizeof(uint32_t), (scratch + 3) / 4));
+    l.sort_temp = align256(sort_temp_bytes);
+    l.buckets = align256(sh.total_slots * sizeof(bucket_mem_t));
+    l.parts = align256(uint64_t(share_threads) * 2 * sizeof(bucket_mem_t)) +
+              align256(uint64_t(share_threads) * 2 * sizeof(uint32_t));
+    // A level's first-pass sums, then each level's sub-window totals.
+    l.sums = align256(uint64_t(sh.r) * (sh.blocks_first_max + sh.weighing.size()) *
+                      sizeof(bucket_mem_t));
+    // A sub-window's buckets for its later chunks of scalars, when there are.
+    l.pass_buckets = align256(uint64_t(sh.pass_slots) * sizeof(bucket_mem_t));
+    l.windows = align256(uint64_t(sh.r) * sizeof(window_info_t));
+    l.total = l.table + 4 * l.keys + l.sort_temp + l.buckets + l.pass_buckets + l.parts +
+              l.sums + l.windows;
+    return l;
+}
+
+size_t sort_temp_for(uint64_t terms, unsigned bits)
+{
+    size_t bytes = 0;
+    cub::DoubleBuffer<uint32_t> k(nullptr, nullptr), v(nullptr, nullptr);
+    CUZK_CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, static_cast<int>(terms), 0,
+                                                 int(bits)));
+    return bytes;
+}
+
+blst_p1 p1_add(const blst_p1& a, const blst_p1& b)
+{
+    blst_p1 r;
+    blst_p1_add_or_double(&r, &a, &b);
+    return r;
+}
+
+// The estimated time of a plan's accumulation, weighing and merges at n
+// scalars.
+double plan_cost(size_t n, const cuda_msm_table_t::plan_t& plan)
+{
+    const shape_t sh(n, plan);
+    double cost = double(plan.windows) * double(n) * term_ps;
+    for (unsigned q = 0; q < sh.r; q++) {
+        const double chunks = double((n + sh.chunk[q] - 1) / sh.chunk[q]);
+        cost += double(sh.slots[q]) * (bucket_ps + (chunks - 1) * merge_ps);
+    }
+    return cost;
+}
+
+}  // namespace
+
 struct cuda_msm_table_t::impl_t {
     cuda_device_t& device;
     const cuda_points_t& points;  // level 0
     size_t n = 0;
-    unsigned c = 0, k = 0;
-    unsigned levels = 0;   // stored: 1 .. levels - 1 in `table`
-    unsigned r = 0;        // windows (bucket sets) per level
-    uint32_t slots = 0;    // per window: 2^(c-1) + 1, slot 0 unused
-    uint32_t span = 0;     // buckets per weighing thread
-    uint32_t per_window = 0;
-    uint32_t sum_blocks_first = 0;  // blocks per window in the first sum pass
-    size_t chunk = 0;      // scalars per pass (chunk * k terms)
+    std::unique_ptr<shape_t> shape;
     uint32_t share_threads = 0;
     accumulate_choice_t accumulate{};
-    unsigned sort_bits = 0;
+    bool weigh_inlined = true;
     size_t sort_temp_bytes = 0;
     uint64_t total_bytes = 0;
     void* base = nullptr;  // one allocation, carved below
@@ -464,12 +669,13 @@ struct cuda_msm_table_t::impl_t {
     uint32_t* keys[2] = {nullptr, nullptr};
     uint32_t* values[2] = {nullptr, nullptr};
     void* sort_temp = nullptr;
-    bucket_mem_t* buckets = nullptr;       // the first pass's, then the sums
+    bucket_mem_t* buckets = nullptr;       // every sub-window's, then the sums
     bucket_mem_t* pass_buckets = nullptr;  // a later pass's (null: one pass)
     uint32_t* part_keys = nullptr;
     bucket_mem_t* parts = nullptr;
-    bucket_mem_t* weighed = nullptr;
+    bucket_mem_t* weighed = nullptr;  // the weighing's levels, in the sort's buffers
     bucket_mem_t* sums = nullptr;
+    window_info_t* windows = nullptr;
     // The window totals read back, page-locked: a pageable copy goes through
     // the host thread's staging, so a stalled host held the stream with it
     // (once 4.6 s at 2^27, the host's memory mostly in use).
@@ -487,12 +693,6 @@ struct cuda_msm_table_t::impl_t {
 };
 
 namespace {
-
-// Terms per pass at most (4 sort buffers of 4 bytes a term: 4 GiB).
-constexpr uint64_t max_chunk_terms = uint64_t(1) << 28;
-// Accumulation threads assumed by bytes_for (the real count is the
-// device's resident maximum, 50,688 on an H200).
-constexpr uint32_t planned_share_threads = uint32_t(1) << 17;
 
 // The accumulation kernel and its block: 384 threads and the fused
 // addition unless CUZK_MSM_THREADS=256 or CUZK_MSM_ADD=sppark (tuning and
@@ -523,74 +723,125 @@ uint32_t share_threads_for(const cuda_device_t::impl_t& impl, const accumulate_c
     return uint32_t(impl.info.sm_count) * uint32_t(per_sm) * choice.block;
 }
 
-// The shape of a table: n points, width c, at most `levels` stored levels.
-struct shape_t {
-    unsigned c, k, levels, r;
-    uint32_t slots, span, per_window, sum_blocks_first;
-    size_t chunk;
-    unsigned sort_bits;
-
-    shape_t(size_t n, unsigned c_, unsigned levels_, uint64_t pass_terms = 0) : c(c_)
-    {
-        k = cuda_msm_table_t::windows_for(c);
-        const unsigned want = levels_ == 0 ? k : std::min(levels_, k);
-        r = (k + want - 1) / want;
-        levels = (k + r - 1) / r;
-        slots = (1u << (c - 1)) + 1;
-        span = std::min<uint32_t>(weigh_span, 1u << (c - 1));
-        per_window = ceil_div(slots, span);
-        sum_blocks_first = ceil_div(per_window, sum_threads);
-        const uint64_t terms = pass_terms == 0 ? max_chunk_terms : pass_terms;
-        // A pass: one window's terms (one per level) of `chunk` scalars.
-        chunk = static_cast<size_t>(std::min<uint64_t>(n, std::max<uint64_t>(terms / levels, 1)));
-        const uint64_t top_key = slots - 1;
-        sort_bits = 1;
-        while ((top_key >> sort_bits) != 0)
-            sort_bits++;
-    }
-    uint64_t buckets() const { return uint64_t(r) * slots; }
-};
-
-struct layout_t {
-    uint64_t table, keys, sort_temp, buckets, pass_buckets, parts, weighed, sums, total;
-};
-
-layout_t layout(size_t n, const shape_t& sh, uint32_t share_threads, size_t sort_temp_bytes)
-{
-    const uint64_t terms = uint64_t(sh.chunk) * sh.levels;
-    layout_t l;
-    l.table = align256(uint64_t(sh.levels - 1) * n * sizeof(affine_mem_t));
-    l.keys = align256(terms * sizeof(uint32_t));
-    l.sort_temp = align256(sort_temp_bytes);
-    l.buckets = align256(sh.buckets() * sizeof(bucket_mem_t));
-    l.parts = align256(uint64_t(share_threads) * 2 * sizeof(bucket_mem_t)) +
-              align256(uint64_t(share_threads) * 2 * sizeof(uint32_t));
-    l.weighed = align256(uint64_t(sh.r) * sh.per_window * sizeof(bucket_mem_t));
-    l.sums = align256(uint64_t(sh.r) * (sh.sum_blocks_first + 1) * sizeof(bucket_mem_t));
-    // A window's buckets for its later chunks of scalars, when there are.
-    l.pass_buckets = sh.chunk < n ? align256(uint64_t(sh.slots) * sizeof(bucket_mem_t)) : 0;
-    l.total = l.table + 4 * l.keys + l.sort_temp + l.buckets + l.pass_buckets + l.parts +
-              l.weighed + l.sums;
-    return l;
-}
-
-size_t sort_temp_for(uint64_t terms, unsigned bits)
+// CUB's temporaries for every sub-window's largest pass.
+size_t sort_temp_for(const shape_t& sh)
 {
     size_t bytes = 0;
-    cub::DoubleBuffer<uint32_t> k(nullptr, nullptr), v(nullptr, nullptr);
-    CUZK_CUDA_OK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, static_cast<int>(terms), 0,
-                                                 int(bits)));
+    for (unsigned q = 0; q < sh.r; q++)
+        bytes = std::max(bytes, sort_temp_for(uint64_t(sh.chunk[q]) * sh.window_levels[q],
+                                              sh.plan.widths[q]));
     return bytes;
 }
 
-blst_p1 p1_add(const blst_p1& a, const blst_p1& b)
+}  // namespace
+
+// ------------------------------------------------------------------- plans
+
+unsigned cuda_msm_table_t::plan_t::levels() const noexcept
 {
-    blst_p1 r;
-    blst_p1_add_or_double(&r, &a, &b);
-    return r;
+    return widths.empty() ? 0 : unsigned((windows + widths.size() - 1) / widths.size());
 }
 
-}  // namespace
+bool cuda_msm_table_t::plan_t::valid() const noexcept
+{
+    const size_t r = widths.size();
+    if (r == 0 || windows == 0 || windows < r)
+        return false;
+    for (unsigned w : widths)
+        if (w < min_window_bits || w > max_window_bits)
+            return false;
+    // The windows tile [0, off_top + width_top): at least 256 bits, so that
+    // the top digit, (s >> off_top) plus the carry below it, is at most
+    // 2^(width_top - 1) for every s < r < 2^255; and the top window's bits
+    // (one more than its width) within the 288 of s plus the constant.
+    uint64_t covered = 0;
+    for (unsigned w = 0; w < windows; w++)
+        covered += widths[w % r];
+    return covered >= 256 && covered + 1 <= 288 && pass_terms <= max_pass_terms;
+}
+
+cuda_msm_table_t::plan_t cuda_msm_table_t::uniform_plan(size_t n, unsigned window_bits,
+                                                         unsigned levels) noexcept
+{
+    const unsigned c = window_bits == 0 ? default_window_bits(n) : window_bits;
+    const unsigned k = windows_for(c);
+    const unsigned want = levels == 0 ? k : std::min(levels, k);
+    const unsigned r = (k + want - 1) / want;
+    return plan_t{std::vector<unsigned>(r, c), k};
+}
+
+uint64_t cuda_msm_table_t::bytes_for(size_t n, const plan_t& plan) noexcept
+{
+    const shape_t sh(n, plan);
+    // Sort temporaries: CUB's double-buffer sort needs little beyond the
+    // buffers (29 MiB for 2^28 terms on the H200); count a sixteenth of a
+    // buffer and 64 MiB.
+    return layout(n, sh, planned_share_threads, sh.pass_terms_max / 4 + (uint64_t(64) << 20))
+        .total;
+}
+
+cuda_msm_table_t::plan_t cuda_msm_table_t::plan_within(size_t n, uint64_t budget) noexcept
+{
+    const unsigned c = default_window_bits(n);
+    const unsigned k = windows_for(c);
+    for (unsigned want = k; want >= 1; want--) {
+        const plan_t uniform = uniform_plan(n, c, want);
+        if (uniform.levels() != want)
+            continue;  // the same as a plan of fewer levels
+        const unsigned r = unsigned(uniform.widths.size());
+        // Fewer windows over the same levels and sub-windows, some wider:
+        // a base width b for all, one bit more for the first m or the last
+        // m. Of equal estimates, the smaller table (a wide sub-window with
+        // fewer levels has fewer passes, so smaller extra buckets).
+        plan_t best;
+        double best_cost = 0;
+        uint64_t best_bytes = 0;
+        auto consider = [&](const plan_t& p) {
+            if (!p.valid())
+                return;
+            const uint64_t bytes = bytes_for(n, p);
+            if (bytes > budget)
+                return;
+            const double cost = plan_cost(n, p);
+            if (best.windows == 0 || cost < best_cost ||
+                (cost == best_cost && bytes < best_bytes)) {
+                best = p;
+                best_cost = cost;
+                best_bytes = bytes;
+            }
+        };
+        consider(uniform);
+        {
+            plan_t one = uniform;
+            one.pass_terms = uint64_t(n) * uniform.levels();
+            if (one.pass_terms > max_chunk_terms && one.pass_terms <= max_pass_terms)
+                consider(one);
+        }
+        for (unsigned windows = k - 1; windows > (want - 1) * r && windows >= r; windows--)
+            for (unsigned b = c; b <= std::min(c + 3, max_window_bits - 1); b++)
+                for (unsigned m = 0; m <= r; m++)
+                    for (bool last : {false, true}) {
+                        plan_t p{std::vector<unsigned>(r, b), windows};
+                        for (unsigned q = 0; q < m; q++)
+                            p.widths[last ? r - 1 - q : q] = b + 1;
+                        if (p.levels() != want)
+                            continue;
+                        consider(p);
+                        // and each sub-window in one pass
+                        uint64_t one_pass = 0;
+                        for (unsigned q = 0; q < r; q++)
+                            one_pass = std::max<uint64_t>(
+                                one_pass, uint64_t(n) * ((windows - q + r - 1) / r));
+                        if (one_pass > max_chunk_terms && one_pass <= max_pass_terms) {
+                            p.pass_terms = one_pass;
+                            consider(p);
+                        }
+                    }
+        if (best.windows != 0)
+            return best;
+    }
+    return plan_t{};
+}
 
 unsigned cuda_msm_table_t::default_window_bits(size_t n) noexcept
 {
@@ -611,13 +862,7 @@ unsigned cuda_msm_table_t::windows_for(unsigned window_bits) noexcept
 
 uint64_t cuda_msm_table_t::bytes_for(size_t n, unsigned window_bits, unsigned levels) noexcept
 {
-    if (window_bits == 0)
-        window_bits = default_window_bits(n);
-    const shape_t sh(n, window_bits, levels);
-    // Sort temporaries: CUB's double-buffer sort needs little beyond the
-    // buffers; count a buffer's worth.
-    const uint64_t terms = uint64_t(sh.chunk) * sh.levels;
-    return layout(n, sh, planned_share_threads, terms * sizeof(uint32_t)).total;
+    return bytes_for(n, uniform_plan(n, window_bits, levels));
 }
 
 unsigned cuda_msm_table_t::levels_within(size_t n, unsigned window_bits, uint64_t budget) noexcept
@@ -630,37 +875,49 @@ unsigned cuda_msm_table_t::levels_within(size_t n, unsigned window_bits, uint64_
     return 0;
 }
 
+// ------------------------------------------------------------------- build
+
+namespace {
+
+cuda_msm_table_t::plan_t checked_uniform_plan(size_t n, unsigned window_bits, unsigned levels)
+{
+    CUZK_REQUIRE(window_bits == 0 || (window_bits >= cuda_msm_table_t::min_window_bits &&
+                                      window_bits <= cuda_msm_table_t::max_window_bits),
+                 "cuda_msm_table_t: window bits out of range");
+    return cuda_msm_table_t::uniform_plan(n, window_bits, levels);
+}
+
+}  // namespace
+
 cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_bits,
                                    unsigned levels, uint64_t pass_terms)
+    : cuda_msm_table_t(points, checked_uniform_plan(points.size(), window_bits, levels),
+                       pass_terms)
+{}
+
+cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, const plan_t& plan,
+                                   uint64_t pass_terms)
     : impl_(std::make_unique<impl_t>(points))
 {
     const size_t n = points.size();
-    if (window_bits == 0)
-        window_bits = default_window_bits(n);
-    CUZK_REQUIRE(window_bits >= min_window_bits && window_bits <= max_window_bits,
-                 "cuda_msm_table_t: window bits out of range");
+    CUZK_REQUIRE(plan.valid(), "cuda_msm_table_t: window bits out of range, or windows short of 255 bits");
     CUZK_REQUIRE(n > 0, "cuda_msm_table_t: no points");
     CUZK_REQUIRE(pass_terms <= max_chunk_terms, "cuda_msm_table_t: passes of at most 2^28 terms");
-    const shape_t sh(n, window_bits, levels, pass_terms);
-    CUZK_REQUIRE(uint64_t(sh.levels) * n < (uint64_t(1) << 31),
+    CUZK_REQUIRE(plan.pass_terms <= max_pass_terms, "cuda_msm_table_t: passes of at most 2^31 - 1 terms");
+    CUZK_REQUIRE(uint64_t(plan.levels()) * n < (uint64_t(1) << 31),
                  "cuda_msm_table_t: more than 2^31 stored points");
     auto& st = *impl_;
+    st.shape = std::make_unique<shape_t>(n, plan, pass_terms);
+    const shape_t& sh = *st.shape;
     auto& impl = points.device().impl();
     impl.select();
     st.n = n;
-    st.c = sh.c;
-    st.k = sh.k;
-    st.levels = sh.levels;
-    st.r = sh.r;
-    st.slots = sh.slots;
-    st.span = sh.span;
-    st.per_window = sh.per_window;
-    st.sum_blocks_first = sh.sum_blocks_first;
-    st.chunk = sh.chunk;
-    st.sort_bits = sh.sort_bits;
     st.accumulate = accumulate_choice();
+    // CUZK_MSM_WEIGH=sppark: the weighing with sppark's addition (tuning).
+    const char* weigh_add = std::getenv("CUZK_MSM_WEIGH");
+    st.weigh_inlined = weigh_add == nullptr || std::strcmp(weigh_add, "sppark") != 0;
     st.share_threads = share_threads_for(impl, st.accumulate);
-    st.sort_temp_bytes = sort_temp_for(uint64_t(sh.chunk) * sh.levels, sh.sort_bits);
+    st.sort_temp_bytes = sort_temp_for(sh);
     const layout_t l = layout(n, sh, st.share_threads, st.sort_temp_bytes);
     st.total_bytes = l.total;
     st.base = impl.alloc(l.total);
@@ -682,12 +939,19 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_
     const uint64_t part_bytes = align256(uint64_t(st.share_threads) * 2 * sizeof(bucket_mem_t));
     st.parts = reinterpret_cast<bucket_mem_t*>(carve(part_bytes));
     st.part_keys = reinterpret_cast<uint32_t*>(carve(l.parts - part_bytes));
-    st.weighed = reinterpret_cast<bucket_mem_t*>(carve(l.weighed));
+    st.weighed = reinterpret_cast<bucket_mem_t*>(st.keys[0]);
     st.sums = reinterpret_cast<bucket_mem_t*>(carve(l.sums));
-    st.totals = cuda_pinned_buffer_t(size_t(sh.r) * sizeof(bucket_mem_t));
+    st.windows = reinterpret_cast<window_info_t*>(carve(l.windows));
+    st.totals = cuda_pinned_buffer_t(size_t(sh.r) * sh.weighing.size() * sizeof(bucket_mem_t));
 
-    // Level j = 2^(c r) times level j - 1; level 0 is the point set.
     const cudaStream_t s = impl.stream(0);
+    std::vector<window_info_t> info(sh.r);
+    for (unsigned q = 0; q < sh.r; q++)
+        info[q] = window_info_t{sh.bucket_at[q], sh.slots[q], 0};
+    CUZK_CUDA_OK(cudaMemcpyAsync(st.windows, info.data(), sh.r * sizeof(window_info_t),
+                                 cudaMemcpyHostToDevice, s));
+    // Level j = 2^W times level j - 1 (W: a level's bits); level 0 is the
+    // point set.
     const unsigned block = 128;
     for (unsigned j = 1; j < sh.levels; j++) {
         const auto* prev = reinterpret_cast<const affine_fields_mem_t*>(
@@ -695,7 +959,7 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_
                    : st.table + size_t(j - 2) * n);
         auto* next = reinterpret_cast<affine_fields_mem_t*>(st.table + size_t(j - 1) * n);
         table_level<<<ceil_div(n, block), block, 0, s>>>(next, prev, static_cast<uint32_t>(n),
-                                                          sh.c * sh.r);
+                                                          sh.stride);
         CUZK_CUDA_LAUNCHED(table_level);
     }
     CUZK_CUDA_OK(cudaStreamSynchronize(s));
@@ -704,21 +968,34 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_
 cuda_msm_table_t::~cuda_msm_table_t() = default;
 
 size_t cuda_msm_table_t::size() const noexcept { return impl_->n; }
-unsigned cuda_msm_table_t::window_bits() const noexcept { return impl_->c; }
-unsigned cuda_msm_table_t::levels() const noexcept { return impl_->levels; }
+unsigned cuda_msm_table_t::window_bits() const noexcept
+{
+    const auto& w = impl_->shape->plan.widths;
+    return *std::max_element(w.begin(), w.end());
+}
+unsigned cuda_msm_table_t::levels() const noexcept { return impl_->shape->levels; }
+const cuda_msm_table_t::plan_t& cuda_msm_table_t::plan() const noexcept
+{
+    return impl_->shape->plan;
+}
 uint64_t cuda_msm_table_t::bytes() const noexcept { return impl_->total_bytes; }
 cuda_device_t& cuda_msm_table_t::device() const noexcept { return impl_->device; }
 
-void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t n) const
+void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t n,
+                           cuda_scalar_layout_t layout) const
 {
     CUZK_REQUIRE(n <= impl_->n && n <= scalars.size(),
                  "cuda_msm_table_t::msm: n exceeds the points or the scalars");
     CUZK_REQUIRE(&scalars.device() == &impl_->device,
                  "cuda_msm_table_t::msm: scalars on another device");
+    const unsigned rev = layout.bit_reversed_log;
+    CUZK_REQUIRE(rev == 0 || (rev <= 31 && ((size_t(1) << rev) == n || (size_t(1) << rev) == n + 1)),
+                 "cuda_msm_table_t::msm: bit-reversed scalars need n = 2^L or 2^L - 1");
     std::memset(&out, 0, sizeof(out));
     if (n == 0)
         return;
     auto& st = *impl_;
+    const shape_t& sh = *st.shape;
     std::lock_guard<std::mutex> guard(st.busy);
     auto& impl = st.device.impl();
     impl.select();
@@ -726,31 +1003,34 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
     const auto* all = static_cast<const fr_t*>(scalars.device_data());
     const auto* points = static_cast<const affine_mem_t*>(st.points.device_data());
     const size_t shared = sum_threads * sizeof(bucket_mem_t);
-    const uint32_t groups = st.r * st.per_window;
     blst_fp* totals = st.totals.as<blst_fp>();
     static_assert(sizeof(blst_fp) * 4 == sizeof(bucket_mem_t), "XYZZ layout");
 
-    // One window (its levels' terms) at a time, in equal chunks of at most
-    // st.chunk scalars: the first chunk sums into the window's buckets, a
-    // later one into pass_buckets, then added to them; then one weighing.
-    const size_t chunks = (n + st.chunk - 1) / st.chunk;
-    const size_t per_chunk = (n + chunks - 1) / chunks;
-    const size_t window_bytes = size_t(st.slots) * sizeof(bucket_mem_t);
+    // One sub-window (its levels' terms) at a time, in equal chunks of at
+    // most its chunk of scalars: the first chunk sums into the sub-window's
+    // buckets, a later one into pass_buckets, then added to them; then one
+    // weighing.
+    size_t passes = 0;
     step_clock_t clock(s);
-    for (unsigned q = 0; q < st.r; q++) {
-        bucket_mem_t* window = st.buckets + size_t(q) * st.slots;
-        const unsigned levels = (st.k - q + st.r - 1) / st.r;
+    for (unsigned q = 0; q < sh.r; q++) {
+        bucket_mem_t* window = st.buckets + sh.bucket_at[q];
+        const unsigned levels = sh.window_levels[q];
+        const digit_pass_t pass = sh.pass(q);
+        const size_t chunks = (n + sh.chunk[q] - 1) / sh.chunk[q];
+        const size_t per_chunk = (n + chunks - 1) / chunks;
+        const size_t window_bytes = size_t(sh.slots[q]) * sizeof(bucket_mem_t);
         for (size_t first = 0; first < n; first += per_chunk) {
             const size_t count = std::min(per_chunk, n - first);
             bucket_mem_t* buckets = first == 0 ? window : st.pass_buckets;
             CUZK_CUDA_OK(cudaMemsetAsync(buckets, 0, window_bytes, s));
             const uint32_t m = static_cast<uint32_t>(count * levels);
-            // One wave of full occupancy (23 registers a thread).
+            // One wave of full occupancy.
             const uint32_t digit_blocks =
                 std::min(ceil_div(count, 256), uint32_t(impl.info.sm_count) * 8);
             make_digits<<<digit_blocks, 256, 0, s>>>(
-                st.keys[0], st.values[0], all + first, static_cast<uint32_t>(count),
-                static_cast<uint32_t>(first), static_cast<uint32_t>(st.n), st.c, st.k, st.r, q);
+                st.keys[0], st.values[0], all, static_cast<uint32_t>(count),
+                static_cast<uint32_t>(first), static_cast<uint32_t>(st.n), pass,
+                layout.canonical, rev);
             CUZK_CUDA_LAUNCHED(make_digits);
             clock.mark(step_clock_t::digits);
 
@@ -759,7 +1039,7 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
             size_t temp_bytes = st.sort_temp_bytes;
             CUZK_CUDA_OK(cub::DeviceRadixSort::SortPairs(st.sort_temp, temp_bytes, keys, values,
                                                          static_cast<int>(m), 0,
-                                                         int(st.sort_bits), s));
+                                                         int(sh.plan.widths[q]), s));
             clock.mark(step_clock_t::sort);
 
             const unsigned block = st.accumulate.block;
@@ -773,36 +1053,68 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
             CUZK_CUDA_LAUNCHED(fix_up);
             if (first != 0) {
                 merge_buckets<<<uint32_t(impl.info.sm_count) * 8, 256, 0, s>>>(window, buckets,
-                                                                                st.slots);
+                                                                                sh.slots[q]);
                 CUZK_CUDA_LAUNCHED(merge_buckets);
             }
             clock.mark(step_clock_t::fix_up);
+            passes++;
         }
     }
-    const size_t passes = size_t(st.r) * chunks;
-    weigh<<<ceil_div(groups, weigh_threads), weigh_threads, 0, s>>>(
-        st.weighed, st.buckets, st.slots, st.span, st.per_window, groups);
-    CUZK_CUDA_LAUNCHED(weigh);
+    // The weighing, level by level (each level's A and R in the sort's
+    // buffers, free now), then each level's A summed per sub-window: two
+    // block passes, the totals of level v at totals_at[v * r + q].
+    const size_t levels_w = sh.weighing.size();
+    for (size_t v = 0; v < levels_w; v++) {
+        const weigh_level_t& w = sh.weighing[v];
+        const uint32_t groups = sh.r * w.per_window;
+        bucket_mem_t* A = st.weighed + w.at;
+        bucket_mem_t* R = A + groups;
+        const bucket_mem_t* in = st.buckets;
+        const window_info_t* windows = st.windows;
+        uint32_t len = 0;
+        if (v != 0) {
+            const weigh_level_t& before = sh.weighing[v - 1];
+            in = st.weighed + before.at + uint64_t(sh.r) * before.per_window;  // its R
+            windows = nullptr;
+            len = before.per_window;
+        }
+        (st.weigh_inlined ? weigh_level<true> : weigh_level<false>)<<<
+            ceil_div(groups, weigh_threads), weigh_threads, 0, s>>>(A, R, in, windows, len, w.span,
+                                                                   w.per_window, groups);
+        CUZK_CUDA_LAUNCHED(weigh_level);
+    }
     clock.mark(step_clock_t::weigh);
-    // Per window: blocks of sum_threads groups, then the blocks.
-    sum_blocks<<<st.r * st.sum_blocks_first, sum_threads, shared, s>>>(
-        st.sums, st.weighed, st.per_window, sum_threads, st.sum_blocks_first);
-    CUZK_CUDA_LAUNCHED(sum_blocks);
-    bucket_mem_t* window_totals = st.sums + size_t(st.r) * st.sum_blocks_first;
-    sum_blocks<<<st.r, sum_threads, shared, s>>>(window_totals, st.sums, st.sum_blocks_first,
-                                                 st.sum_blocks_first, 1);
-    CUZK_CUDA_LAUNCHED(sum_blocks);
-    CUZK_CUDA_OK(cudaMemcpyAsync(totals, window_totals, st.r * sizeof(bucket_mem_t),
+    bucket_mem_t* totals_at = st.sums + size_t(sh.r) * sh.blocks_first_max;
+    for (size_t v = 0; v < levels_w; v++) {
+        const weigh_level_t& w = sh.weighing[v];
+        const bucket_mem_t* A = st.weighed + w.at;
+        sum_blocks<<<sh.r * w.blocks_first, sum_threads, shared, s>>>(
+            st.sums, A, w.per_window, sum_threads, w.blocks_first);
+        CUZK_CUDA_LAUNCHED(sum_blocks);
+        sum_blocks<<<sh.r, sum_threads, shared, s>>>(totals_at + v * sh.r, st.sums,
+                                                     w.blocks_first, w.blocks_first, 1);
+        CUZK_CUDA_LAUNCHED(sum_blocks);
+    }
+    CUZK_CUDA_OK(cudaMemcpyAsync(totals, totals_at, levels_w * sh.r * sizeof(bucket_mem_t),
                                  cudaMemcpyDeviceToHost, s));
     clock.mark(step_clock_t::sum);
     CUZK_CUDA_OK(cudaStreamSynchronize(s));
-    clock.report(n, passes, st.c, st.levels, st.r);
+    clock.report(n, passes, sh.plan.widths, sh.k, sh.levels);
 
-    // sum_q 2^(c q) T_q, by Horner from the top window.
-    for (unsigned q = st.r; q-- > 0;) {
-        for (unsigned d = 0; d < st.c && q + 1 < st.r; d++)
+    // Sub-window q's sum_b b S_b = T_q1 + span_1 (T_q2 + span_2 (T_q3 + ...)),
+    // T_qv the level-v total; then sum_q 2^(pre_q) of those, by Horner from
+    // the top sub-window.
+    for (unsigned q = sh.r; q-- > 0;) {
+        for (unsigned d = 0; d < sh.plan.widths[q] && q + 1 < sh.r; d++)
             blst_p1_double(&out, &out);
-        out = p1_add(out, xyzz_to_jacobian(&totals[4 * size_t(q)]));
+        blst_p1 window;
+        std::memset(&window, 0, sizeof(window));
+        for (size_t v = levels_w; v-- > 0;) {
+            for (uint32_t m = 1; m < sh.weighing[v].span && v + 1 < levels_w; m *= 2)
+                blst_p1_double(&window, &window);
+            window = p1_add(window, xyzz_to_jacobian(&totals[4 * (v * sh.r + q)]));
+        }
+        out = p1_add(out, window);
     }
 }
 

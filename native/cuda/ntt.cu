@@ -8,6 +8,7 @@
 
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "cuda_ok.cuh"
 #include "device_impl.cuh"
@@ -388,18 +389,54 @@ void cuda_h_poly_t::compute_from(const blst_fr* const host_or_device[3], size_t 
     ntt_on(sp0, a, log_domain_, NTT::InputOutputOrder::NR, NTT::Direction::inverse,
            NTT::Type::coset);
     CUZK_CUDA_OK(cudaStreamWaitEvent(s0, impl.events[h_stream + 2], 0));
-    h_quotient<<<grid, block, 0, s0>>>(a, static_cast<const fr_t*>(c_->device_data()),
-                                       to_sppark(z_inv), domain_);
+    // For the table MSM, 1/(g^n - 1) goes in as the integer it is rather
+    // than in Montgomery form: the product (x R)(z) / R = x z comes out as
+    // a canonical integer (below r), the form the MSM's digits need. And
+    // the MSM reads H in the bit-reversed order the transforms leave.
+    fr_t factor = to_sppark(z_inv);
+    if (output_ == output_t::for_table) {
+        uint64_t words[4];
+        blst_uint64_from_fr(words, &z_inv);
+        std::memcpy(&factor, words, sizeof(factor));
+    }
+    h_quotient<<<grid, block, 0, s0>>>(a, static_cast<const fr_t*>(c_->device_data()), factor,
+                                       domain_);
     CUZK_CUDA_LAUNCHED(h_quotient);
-    if (log_domain_ != 0)
+    if (log_domain_ != 0 && output_ == output_t::natural)
         permute_t::bit_reverse(a, log_domain_, sp0);
+    computed_ = output_;
 }
 
-void cuda_h_poly_t::download(blst_fr* out) const { a_->download(out, domain_); }
+cuda_scalar_layout_t cuda_h_poly_t::layout() const noexcept
+{
+    if (computed_ == output_t::natural)
+        return {};
+    return cuda_scalar_layout_t{true, log_domain_};
+}
+
+void cuda_h_poly_t::download(blst_fr* out) const
+{
+    a_->download(out, domain_);
+    if (computed_ == output_t::natural)
+        return;
+    // Canonical integers in bit-reversed order: back to Montgomery form in
+    // natural order (tests and diagnostics only).
+    std::vector<blst_fr> raw(out, out + domain_);
+    for (size_t p = 0; p < domain_; p++) {
+        uint64_t words[4];
+        std::memcpy(words, &raw[p], sizeof(words));
+        size_t g = 0;
+        for (unsigned bit = 0; bit < log_domain_; bit++)
+            g |= ((p >> bit) & 1) << (log_domain_ - 1 - bit);
+        blst_fr_from_uint64(&out[g], words);
+    }
+}
 
 void cuda_h_poly_t::msm(blst_p1& out, const cuda_points_t& h_points) const
 {
     CUZK_REQUIRE(h_points.size() >= domain_ - 1, "cuda_h_poly_t::msm: fewer h points than domain - 1");
+    CUZK_REQUIRE(computed_ == output_t::natural,
+                 "cuda_h_poly_t::msm: H was left for the table MSM (set_output)");
     cuda_msm(out, h_points, *a_, domain_ - 1);
 }
 

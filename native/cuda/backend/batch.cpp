@@ -250,9 +250,16 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
     plan.upload->wait_terms(state.context());
     const device_terms_t terms(plan, plan.upload->terms());
     cuda_h_poly_t* h = state.h_poly();
+    const cuda_msm_table_t* h_table = state.h_table();
     // The H polynomial's NTTs (streams 1-3) run beside the L, A and B sums
-    // (stream 0 and sppark's MSM streams), which do not need it.
+    // (stream 0 and sppark's MSM streams), which do not need it. For the
+    // table MSM, H stays canonical and bit-reversed (no last reversal, no
+    // conversion in the MSM's digits).
     if (h != nullptr) {
+        const size_t points = state.h().size();
+        const bool reversed_ok = points == h->domain() || points + 1 == h->domain();
+        h->set_output(h_table != nullptr && reversed_ok ? cuda_h_poly_t::output_t::for_table
+                                                        : cuda_h_poly_t::output_t::natural);
         if (plan.abc_upload != nullptr)
             h->start(*plan.abc_upload);
         else if (plan.upload->len() != 0)
@@ -282,8 +289,8 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
     clock.mark(4);
     started.finish();
     clock.mark(5);
-    if (h != nullptr && state.h_table() != nullptr) {
-        state.h_table()->msm(out.h, h->coefficients(), state.h().size());
+    if (h != nullptr && h_table != nullptr) {
+        h_table->msm(out.h, h->coefficients(), state.h().size(), h->layout());
     } else if (h != nullptr) {
         state.h().for_each_window([&](const cuda_points_t& points, size_t offset, size_t count) {
             blst_p1 part;

@@ -1,5 +1,6 @@
 // The key on one device: residency, upload or pinning, the point windows.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -134,9 +135,21 @@ cuda_srs_state_t::cuda_srs_state_t(std::shared_ptr<cuda_device_t> context, const
     if (residency_ == residency_t::device && want_h_table() && !srs.h.empty() &&
         plan.resident + ahead < available) {
         const uint64_t budget = (available - plan.resident - ahead) / 10 * 9;
-        const unsigned levels = cuda_msm_table_t::levels_within(srs.h.size(), 0, budget);
-        if (levels > 0)
-            h_table_ = std::make_unique<cuda_msm_table_t>(*sets_[0]->resident(), 0, levels);
+        const cuda_msm_table_t::plan_t table = cuda_msm_table_t::plan_within(srs.h.size(), budget);
+        if (table.windows > 0) {
+            h_table_ = std::make_unique<cuda_msm_table_t>(*sets_[0]->resident(), table);
+            if (std::getenv("CUZK_MSM_TRACE") != nullptr) {  // tuning: the plan and its room
+                std::string widths;
+                for (unsigned w : table.widths)
+                    widths += (widths.empty() ? "" : ",") + std::to_string(w);
+                std::fprintf(stderr,
+                             "H table: %u levels, %u windows of widths %s, %llu MiB of a budget "
+                             "of %llu MiB\n",
+                             table.levels(), table.windows, widths.c_str(),
+                             static_cast<unsigned long long>(h_table_->bytes() >> 20),
+                             static_cast<unsigned long long>(budget >> 20));
+            }
+        }
     }
 }
 

@@ -101,8 +101,19 @@ public:
     void start(const cuda_circuit_upload_t& abc);
     void finish();
 
-    // H's `domain` coefficients, Montgomery form, valid after compute().
+    // How the next computations leave H: natural (the default: Montgomery
+    // form, natural order) or as the table MSM reads it with the least
+    // work (canonical integers, bit-reversed order: the last kernel
+    // multiplies by 1/(g^n - 1) as an integer, which leaves its Montgomery
+    // factor out, and the final bit reversal is skipped).
+    enum class output_t { natural, for_table };
+    void set_output(output_t output) noexcept { output_ = output; }
+
+    // H's `domain` coefficients, valid after compute(), as layout() says
+    // (natural output: Montgomery form, natural order).
     const cuda_fr_buffer_t& coefficients() const noexcept { return *a_; }
+    cuda_scalar_layout_t layout() const noexcept;
+    // The coefficients in Montgomery form and natural order (either output).
     void download(blst_fr* out) const;
 
     // out = sum(h_i * h_points[i]) for i < domain - 1 (h_points.size() must
@@ -118,6 +129,8 @@ private:
     unsigned log_domain_;
     std::unique_ptr<cuda_fr_buffer_t> a_, b_, c_;
     cuda_pinned_buffer_t staging_;
+    output_t output_ = output_t::natural;
+    output_t computed_ = output_t::natural;  // how the coefficients lie now
 };
 
 }  // namespace cuzk

@@ -17,6 +17,17 @@
 
 namespace cuzk {
 
+// How an MSM's scalars lie in a device buffer (cuda_msm_table_t::msm).
+struct cuda_scalar_layout_t {
+    // Integers below r (the H polynomial's last kernel can write them so),
+    // not Montgomery form.
+    bool canonical = false;
+    // 0: scalars[i] pairs with P_i. L > 0: scalars[p] pairs with
+    // P_rev(p), rev reversing L bits (the order an NTT leaves); the call's
+    // n must then be 2^L or 2^L - 1.
+    unsigned bit_reversed_log = 0;
+};
+
 // n Fr values (Montgomery form, the bytes of blst_fr) in device memory.
 class cuda_fr_buffer_t {
 public:
