@@ -16,8 +16,8 @@
 #   ba       the harness's benchmarks at 2^22 (--max-log 22): among them
 #            the G1 and G2 bitmap sums by the share sum and sppark's kernel
 #   plans    cuzk-cuda-harness --bench-only --plan-bench --max-log 22, traced:
-#            the 2^27 table plans (uniform, mixed in one pass, with sppark's
-#            weighing addition, with 256-thread accumulation) alternating
+#            the 2^27 table plans (uniform, mixed in one pass, the latter
+#            with 256-thread accumulation) alternating
 #   l        one L bench (every proof verified), each kernel region's steps
 #            and each H MSM's traced (CUZK_MSM_TRACE=1): medians printed
 #   l-ab     L benches alternating two builds, base and new, twice:

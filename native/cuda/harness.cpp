@@ -880,6 +880,22 @@ void test_device_terms(cuda_device_t& dev, rng_t& rng)
     });
 }
 
+// One table MSM of n scalars of pattern `pat` against blst's Pippenger.
+void check_table_msm(const cuda_msm_table_t& table, const std::vector<blst_p1_affine>& pts,
+                     cuda_fr_buffer_t& ds, size_t n, int pat, rng_t& rng, const std::string& what)
+{
+    const auto s = scalars_pattern(n, pat, rng);
+    std::vector<blst_scalar> canon(n);
+    for (size_t i = 0; i < n; i++)
+        canon[i] = fr_to_scalar(s[i]);
+    const blst_p1 want = cpu_msm(pts.data(), canon.data(), n);
+    ds.upload(s.data(), n);
+    blst_p1 got;
+    table.msm(got, ds, n);
+    check(blst_p1_is_equal(&got, &want),
+          what + " n=" + std::to_string(n) + " " + pattern_name[pat]);
+}
+
 void test_msm_table(cuda_device_t& dev, rng_t& rng)
 {
     std::printf("== G1 MSM over a precomputed table vs blst (infinity points included)\n");
@@ -927,15 +943,7 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
                 for (int pat = 0; pat < 5; pat++) {
                     if (n > 4097 && n != N && pat != 0 && pat != 3)
                         continue;
-                    const auto s = scalars_pattern(n, pat, rng);
-                    std::vector<blst_scalar> canon(n);
-                    for (size_t i = 0; i < n; i++)
-                        canon[i] = fr_to_scalar(s[i]);
-                    const blst_p1 want = cpu_msm(pts.data(), canon.data(), n);
-                    ds.upload(s.data(), n);
-                    table.msm(got, ds, n);
-                    check(blst_p1_is_equal(&got, &want),
-                          what + " n=" + std::to_string(n) + " " + pattern_name[pat]);
+                    check_table_msm(table, pts, ds, n, pat, rng, what);
                 }
             }
             bool threw = false;
@@ -990,17 +998,9 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
             }
             // Random points and scalars, several windows and chunks.
             cuda_msm_table_t table(dpts, 13, 3, 30011);
-            const auto sc = scalars_pattern(N, 0, rng);
-            std::vector<blst_scalar> canon(N);
-            for (size_t i = 0; i < N; i++)
-                canon[i] = fr_to_scalar(sc[i]);
-            const blst_p1 want_random = cpu_msm(pts.data(), canon.data(), N);
-            ds.upload(sc.data(), N);
-            blst_p1 got;
-            table.msm(got, ds, N);
-            check(blst_p1_is_equal(&got, &want_random),
-                  std::string("table c=13 levels=3, passes of 30011 terms, ") + add +
-                      " addition: random scalars");
+            check_table_msm(table, pts, ds, N, 0, rng,
+                            std::string("table c=13 levels=3, passes of 30011 terms, ") + add +
+                                " addition:");
         }
         unsetenv("CUZK_MSM_ADD");
     });
@@ -1036,20 +1036,11 @@ void test_msm_table(cuda_device_t& dev, rng_t& rng)
             check(table.levels() == plan.levels() && table.plan().widths == plan.widths &&
                       table.bytes() <= cuda_msm_table_t::bytes_for(N, plan),
                   "table " + name + ": levels, widths and bytes");
-            blst_p1 got;
             for (size_t n : {size_t(1), size_t(4097), N}) {
                 for (int pat = 0; pat < 5; pat++) {
                     if (n == 1 && pat != 4)
                         continue;
-                    const auto s = scalars_pattern(n, pat, rng);
-                    std::vector<blst_scalar> canon(n);
-                    for (size_t i = 0; i < n; i++)
-                        canon[i] = fr_to_scalar(s[i]);
-                    const blst_p1 want = cpu_msm(pts.data(), canon.data(), n);
-                    ds.upload(s.data(), n);
-                    table.msm(got, ds, n);
-                    check(blst_p1_is_equal(&got, &want),
-                          "table " + name + " n=" + std::to_string(n) + " " + pattern_name[pat]);
+                    check_table_msm(table, pts, ds, n, pat, rng, "table " + name);
                 }
             }
         });
@@ -1627,8 +1618,8 @@ void print_table(const cuda_device_t& dev)
 }
 
 // --plan-bench: the 2^27 partition's table plans at a smaller size (the
-// weighing does not depend on n), with the variants of the accumulation
-// and the weighing alternating: the uniform plan of session 14 (12 windows
+// weighing does not depend on n), with a variant of the accumulation,
+// alternating: the uniform plan of session 14 (12 windows
 // of 22 bits in passes of 2^28 terms) and the planner's 2^27 plan (11
 // windows of 24, 23, 23, 23, a pass a sub-window), each result against
 // the closed form. CUZK_MSM_TRACE=1 prints each call's steps.
@@ -1654,8 +1645,6 @@ void plan_bench(cuda_device_t& dev, rng_t& rng, unsigned max_log)
     const variant_t variants[] = {
         {"uniform 22 x 12, passes of 2^28", plan_t{{22, 22, 22, 22}, 12}, nullptr},
         {"24,23,23,23 x 11, one pass", plan_t{{24, 23, 23, 23}, 11, 3 * uint64_t(N)}, nullptr},
-        {"24,23,23,23 x 11, one pass, sppark weigh", plan_t{{24, 23, 23, 23}, 11, 3 * uint64_t(N)},
-         "CUZK_MSM_WEIGH=sppark"},
         {"24,23,23,23 x 11, one pass, 256 threads", plan_t{{24, 23, 23, 23}, 11, 3 * uint64_t(N)},
          "CUZK_MSM_THREADS=256"},
     };

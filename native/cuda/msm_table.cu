@@ -15,11 +15,12 @@
 //   fix up      each bucket that has partial sums gets their total
 //   merge       a later chunk's buckets added to the window's
 // then once per call:
-//   weigh       sum_b b * S_b: each thread takes a range of buckets and
-//               returns sum (b - lo) S_b + lo * sum S_b
-//   sum         the threads' results, in two block-level passes per window
-// The host converts each sub-window's XYZZ sum and combines them (Horner,
-// each sub-window's width in doublings). A sub-window at a time, rather
+//   weigh       sum_b b * S_b in levels: a thread of level 1 takes a range
+//               of buckets, A = sum (b - lo) S_b and R = sum S_b; the R are
+//               weighed in turn by the next level, until one is left
+//   sum         each level's A, in two block-level passes per sub-window
+// The host converts the XYZZ sums and combines them (Horner: each level's
+// span, then each sub-window's width, in doublings). A sub-window at a time, rather
 // than every window of a chunk of scalars, leaves a merge only where one
 // sub-window's terms outgrow a pass.
 
@@ -387,9 +388,8 @@ struct window_info_t {
 // (`windows`: each sub-window's offset and size); a later level reads the
 // previous level's R, per_window entries a sub-window (`windows` null,
 // `len` = stride = its per_window). Groups past a sub-window's end return
-// infinity. `inlined`: cuzk's inlined addition (add_full), else sppark's
-// (a call, its buckets in local memory), for comparison.
-template <bool inlined>
+// infinity. sppark's addition: an inlined copy (its buckets in registers,
+// 255 of them with spills) was 2 % slower (session 15).
 __launch_bounds__(weigh_threads) __global__
 void weigh_level(bucket_mem_t* A, bucket_mem_t* R, const bucket_mem_t* in,
                  const window_info_t* windows, uint32_t len, uint32_t span, uint32_t per_window,
@@ -416,19 +416,11 @@ void weigh_level(bucket_mem_t* A, bucket_mem_t* R, const bucket_mem_t* in,
 #pragma unroll 1
         for (uint32_t b = hi - 1; b > lo; b--) {
             const bucket_t e = entries[b];
-            if (inlined) {
-                add_full(running, e);
-                add_full(acc, running);
-            } else {
-                running.add(e);
-                acc.add(running);
-            }
+            running.add(e);
+            acc.add(running);
         }
         const bucket_t e = entries[lo];
-        if (inlined)
-            add_full(running, e);
-        else
-            running.add(e);
+        running.add(e);
     }
     A[g] = acc;
     R[g] = running;
@@ -661,7 +653,6 @@ struct cuda_msm_table_t::impl_t {
     std::unique_ptr<shape_t> shape;
     uint32_t share_threads = 0;
     accumulate_choice_t accumulate{};
-    bool weigh_inlined = true;
     size_t sort_temp_bytes = 0;
     uint64_t total_bytes = 0;
     void* base = nullptr;  // one allocation, carved below
@@ -913,9 +904,6 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, const plan_t& pl
     impl.select();
     st.n = n;
     st.accumulate = accumulate_choice();
-    // CUZK_MSM_WEIGH=sppark: the weighing with sppark's addition (tuning).
-    const char* weigh_add = std::getenv("CUZK_MSM_WEIGH");
-    st.weigh_inlined = weigh_add == nullptr || std::strcmp(weigh_add, "sppark") != 0;
     st.share_threads = share_threads_for(impl, st.accumulate);
     st.sort_temp_bytes = sort_temp_for(sh);
     const layout_t l = layout(n, sh, st.share_threads, st.sort_temp_bytes);
@@ -1078,9 +1066,8 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
             windows = nullptr;
             len = before.per_window;
         }
-        (st.weigh_inlined ? weigh_level<true> : weigh_level<false>)<<<
-            ceil_div(groups, weigh_threads), weigh_threads, 0, s>>>(A, R, in, windows, len, w.span,
-                                                                   w.per_window, groups);
+        weigh_level<<<ceil_div(groups, weigh_threads), weigh_threads, 0, s>>>(
+            A, R, in, windows, len, w.span, w.per_window, groups);
         CUZK_CUDA_LAUNCHED(weigh_level);
     }
     clock.mark(step_clock_t::weigh);
