@@ -522,7 +522,6 @@ struct shape_t {
     std::vector<weigh_level_t> weighing;
     uint64_t weigh_scratch = 0;  // buckets: every level's A and R
     uint32_t blocks_first_max = 0;
-    unsigned sort_bits = 0;
     uint32_t add[9] = {};  // sum over the windows of 2^(off + width - 1)
 
     shape_t(size_t n, const cuda_msm_table_t::plan_t& p, uint64_t pass_terms = 0) : plan(p)
@@ -539,13 +538,12 @@ struct shape_t {
             total_slots += slots[q];
             widest = std::max(widest, slots[q]);
             window_levels.push_back((k - q + r - 1) / r);
-            sort_bits = std::max(sort_bits, plan.widths[q]);
         }
         const uint64_t terms =
             pass_terms != 0 ? pass_terms : plan.pass_terms != 0 ? plan.pass_terms : max_chunk_terms;
         for (unsigned q = 0; q < r; q++) {
             const uint64_t cap = std::max<uint64_t>(terms / window_levels[q], 1);
-            chunk.push_back(static_cast<size_t>(std::min<uint64_t>(n, cap)));
+            chunk.push_back(static_cast<size_t>(std::max<uint64_t>(std::min<uint64_t>(n, cap), 1)));
             pass_terms_max = std::max<uint64_t>(pass_terms_max, uint64_t(chunk[q]) * window_levels[q]);
             if (chunk[q] < n)
                 pass_slots = std::max(pass_slots, slots[q]);
@@ -558,7 +556,7 @@ struct shape_t {
             weighing.push_back({span, per, ceil_div(per, sum_threads), weigh_scratch});
             weigh_scratch += 2 * uint64_t(r) * per;
             blocks_first_max = std::max(blocks_first_max, weighing.back().blocks_first);
-            if (per == 1)
+            if (per <= 1)
                 break;
             len = per;
             span = weigh_span_later;
@@ -763,6 +761,8 @@ cuda_msm_table_t::plan_t cuda_msm_table_t::uniform_plan(size_t n, unsigned windo
 
 uint64_t cuda_msm_table_t::bytes_for(size_t n, const plan_t& plan) noexcept
 {
+    if (!plan.valid())
+        return ~uint64_t(0);  // never fits
     const shape_t sh(n, plan);
     // Sort temporaries: CUB's double-buffer sort needs little beyond the
     // buffers (29 MiB for 2^28 terms on the H200); count a sixteenth of a

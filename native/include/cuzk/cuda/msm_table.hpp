@@ -70,6 +70,8 @@ public:
     // pass a sub-window where that fits.
     // plan.windows == 0 when nothing fits.
     static plan_t plan_within(size_t n, uint64_t budget) noexcept;
+    // Device bytes of a table over n points in this plan, buffers included
+    // (the most a uint64_t holds when the plan is not valid()).
     static uint64_t bytes_for(size_t n, const plan_t& plan) noexcept;
 
     // Device bytes a table over n points with this width (0: the default)
