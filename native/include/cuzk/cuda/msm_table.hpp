@@ -3,8 +3,8 @@
 //
 // A scalar s_i is cut into K signed digits d_iw of the windows' widths
 // (|d_iw| <= 2^(width-1)): s_i = sum_w d_iw 2^(off_w), the windows tiling
-// at least 256 bits (a scalar's 255 and the last digit's carry). The windows lie in `levels` levels of
-// r sub-windows each: level j is the affine points 2^(W j) P_i, W the sum
+// at least 256 bits (a scalar's 255 and the last digit's carry). The
+// windows lie in `levels` levels of r sub-windows each: level j is the affine points 2^(W j) P_i, W the sum
 // of the r sub-windows' widths, and window w = j r + q (offset W j plus the
 // widths of sub-windows 0 .. q - 1) puts its term d_iw (2^(W j) P_i) into
 // sub-window q's bucket set. So the levels share the buckets: with all
@@ -16,7 +16,8 @@
 // twelfth fewer terms for more buckets to weigh. The terms are sorted by
 // bucket (CUB's radix sort) and summed in equal shares by every thread, so
 // the work stays balanced whatever the digits' distribution. Scalars are
-// taken in equal passes of at most 2^28 terms.
+// taken in equal passes of at most the plan's terms (2^28 unless it says
+// more), each pass after a sub-window's first merged into its buckets.
 //
 // Costs: levels - 1 times the points' device memory for the table, and
 // 16 bytes a term of a pass for the sort plus 192 bytes a bucket, all
