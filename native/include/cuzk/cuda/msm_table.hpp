@@ -2,20 +2,20 @@
 // copies (issue 14: the H MSM).
 //
 // A scalar s_i is cut into K signed digits d_iw of the windows' widths
-// (|d_iw| <= 2^(width-1)): s_i = sum_w d_iw 2^(off_w), the windows tiling
-// at least 256 bits (a scalar's 255 and the last digit's carry). The
-// windows lie in `levels` levels of r sub-windows each: level j is the affine points 2^(W j) P_i, W the sum
-// of the r sub-windows' widths, and window w = j r + q (offset W j plus the
-// widths of sub-windows 0 .. q - 1) puts its term d_iw (2^(W j) P_i) into
-// sub-window q's bucket set. So the levels share the buckets: with all
-// levels stored (r = 1) every term lands in one bucket set, with no window
-// doubling and one bucket reduction; with fewer levels (memory) the r
-// bucket sets are combined on the host (Horner). Level 0 is the point set
-// itself. Sub-windows may have different widths (a plan): at 2^27 with 3
-// levels, 11 windows of 24, 23, 23 and 23 bits instead of 12 of 22, a
-// twelfth fewer terms for more buckets to weigh. The terms are sorted by
-// bucket (CUB's radix sort) and summed in equal shares by every thread, so
-// the work stays balanced whatever the digits' distribution. Scalars are
+// (|d_iw| <= 2^(width-1)): s_i = sum_w d_iw 2^(off_w), the windows tiling at
+// least 256 bits (a scalar's 255 and the last digit's carry). The windows
+// lie in `levels` levels of r sub-windows each: level j is the affine points
+// 2^(W j) P_i, W the sum of the r sub-windows' widths, and window w = j r +
+// q (offset W j plus the widths of sub-windows 0 .. q - 1) puts its term
+// d_iw (2^(W j) P_i) into sub-window q's bucket set. So the levels share the
+// buckets: with all levels stored (r = 1) every term lands in one bucket
+// set, with no window doubling and one bucket reduction; with fewer levels
+// (memory) the r bucket sets are combined on the host (Horner). Level 0 is
+// the point set itself. Sub-windows may have different widths (a plan): at
+// 2^27 with 3 levels, 11 windows of 24, 23, 23 and 23 bits instead of 12 of
+// 22, a twelfth fewer terms for more buckets to weigh. The terms are sorted
+// by bucket (CUB's radix sort) and summed in equal shares by every thread,
+// so the work stays balanced whatever the digits' distribution. Scalars are
 // taken in equal passes of at most the plan's terms (2^28 unless it says
 // more), each pass after a sub-window's first merged into its buckets.
 //
