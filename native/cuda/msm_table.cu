@@ -1,7 +1,7 @@
 // G1 MSM over a fixed point set with precomputed shifted copies
 // (cuzk/cuda/msm_table.hpp). The r sub-windows (bucket sets) one at a time,
-// each in chunks of scalars of at most 2^28 terms (a term a scalar and
-// level), the steps of a pass all on stream 0:
+// each in chunks of scalars of at most the plan's pass terms (a term a
+// scalar and level), the steps of a pass all on stream 0:
 //   digits      each scalar plus a constant (one half-window a window) cut
 //               into the sub-window's digits, each minus its half-window:
 //               balanced digits with no carry to pass along; the key (|d|,
@@ -20,9 +20,9 @@
 //               weighed in turn by the next level, until one is left
 //   sum         each level's A, in two block-level passes per sub-window
 // The host converts the XYZZ sums and combines them (Horner: each level's
-// span, then each sub-window's width, in doublings). A sub-window at a time, rather
-// than every window of a chunk of scalars, leaves a merge only where one
-// sub-window's terms outgrow a pass.
+// span, then each sub-window's width, in doublings). A sub-window at a
+// time, rather than every window of a chunk of scalars, leaves a merge
+// only where one sub-window's terms outgrow a pass.
 
 #include "blst_compat.cuh"
 
@@ -99,8 +99,7 @@ public:
         CUZK_CUDA_OK(cudaEventRecord(e, stream_));
     }
     // After the stream has been waited for.
-    void report(size_t n, size_t passes, const std::vector<unsigned>& widths, unsigned windows,
-                unsigned levels) const
+    void report(size_t n, size_t passes, const cuda_msm_table_t::plan_t& plan) const
     {
         if (!on_)
             return;
@@ -110,14 +109,11 @@ public:
             CUZK_CUDA_OK(cudaEventElapsedTime(&t, events_[i - 1].second, events_[i].second));
             ms[events_[i].first] += t;
         }
-        std::string w;
-        for (unsigned x : widths)
-            w += (w.empty() ? "" : ",") + std::to_string(x);
         std::fprintf(stderr,
                      "msm_table n=%zu widths=%s windows=%u levels=%u passes=%zu: digits %.2f "
                      "sort %.2f accumulate %.2f fix-up+merge %.2f weigh %.2f sum %.2f ms\n",
-                     n, w.c_str(), windows, levels, passes, ms[digits], ms[sort], ms[accumulate],
-                     ms[fix_up], ms[weigh], ms[sum]);
+                     n, plan.widths_text().c_str(), plan.windows, plan.levels(), passes,
+                     ms[digits], ms[sort], ms[accumulate], ms[fix_up], ms[weigh], ms[sum]);
     }
 
 private:
@@ -195,9 +191,9 @@ __global__ void table_level(affine_fields_mem_t* next, const affine_fields_mem_t
 // (add = sum over the windows of 2^(off + width - 1)), the window at `off`
 // has the digit d = ((t >> off) mod 2^width) - 2^(width - 1), in
 // [-2^(width-1), 2^(width-1)), and s = sum d 2^off; the top window keeps
-// every bit of t above it (mod 2^(width + 1)), which for s < r < 2^255 and
-// windows covering 256 bits leaves |d| <= 2^(width-1). No carry goes from one
-// window to the next, so a pass reads only its own windows' bits.
+// every bit of t above it (mod 2^(width + 1)), which for s < r < 2^255
+// and windows covering 256 bits leaves |d| <= 2^(width-1). No carry goes
+// from one window to the next, so a pass reads only its own windows' bits.
 struct digit_pass_t {
     uint32_t add[9];
     uint32_t off0;    // the sub-window's offset in level 0
@@ -524,7 +520,7 @@ struct shape_t {
     uint32_t blocks_first_max = 0;
     uint32_t add[9] = {};  // sum over the windows of 2^(off + width - 1)
 
-    shape_t(size_t n, const cuda_msm_table_t::plan_t& p, uint64_t pass_terms = 0) : plan(p)
+    shape_t(size_t n, const cuda_msm_table_t::plan_t& p) : plan(p)
     {
         r = unsigned(plan.widths.size());
         k = plan.windows;
@@ -539,8 +535,7 @@ struct shape_t {
             widest = std::max(widest, slots[q]);
             window_levels.push_back((k - q + r - 1) / r);
         }
-        const uint64_t terms =
-            pass_terms != 0 ? pass_terms : plan.pass_terms != 0 ? plan.pass_terms : max_chunk_terms;
+        const uint64_t terms = plan.pass_terms != 0 ? plan.pass_terms : max_chunk_terms;
         for (unsigned q = 0; q < r; q++) {
             const uint64_t cap = std::max<uint64_t>(terms / window_levels[q], 1);
             chunk.push_back(static_cast<size_t>(std::max<uint64_t>(std::min<uint64_t>(n, cap), 1)));
@@ -662,7 +657,6 @@ struct cuda_msm_table_t::impl_t {
     bucket_mem_t* pass_buckets = nullptr;  // a later pass's (null: one pass)
     uint32_t* part_keys = nullptr;
     bucket_mem_t* parts = nullptr;
-    bucket_mem_t* weighed = nullptr;  // the weighing's levels, in the sort's buffers
     bucket_mem_t* sums = nullptr;
     window_info_t* windows = nullptr;
     // The window totals read back, page-locked: a pageable copy goes through
@@ -726,6 +720,14 @@ size_t sort_temp_for(const shape_t& sh)
 
 // ------------------------------------------------------------------- plans
 
+std::string cuda_msm_table_t::plan_t::widths_text() const
+{
+    std::string text;
+    for (unsigned w : widths)
+        text += (text.empty() ? "" : ",") + std::to_string(w);
+    return text;
+}
+
 unsigned cuda_msm_table_t::plan_t::levels() const noexcept
 {
     return widths.empty() ? 0 : unsigned((windows + widths.size() - 1) / widths.size());
@@ -780,34 +782,35 @@ cuda_msm_table_t::plan_t cuda_msm_table_t::plan_within(size_t n, uint64_t budget
         if (uniform.levels() != want)
             continue;  // the same as a plan of fewer levels
         const unsigned r = unsigned(uniform.widths.size());
-        // Fewer windows over the same levels and sub-windows, some wider:
-        // a base width b for all, one bit more for the first m or the last
-        // m. Of equal estimates, the smaller table (a wide sub-window with
-        // fewer levels has fewer passes, so smaller extra buckets).
+        // The uniform plan and fewer windows over the same levels and
+        // sub-windows, some wider: a base width b for all, one bit more for
+        // the first m or the last m; each in passes of 2^28 terms and, where
+        // a sub-window has more, in one pass each (its first has the most
+        // terms, n a level). Of equal estimates, the smaller table.
         plan_t best;
         double best_cost = 0;
         uint64_t best_bytes = 0;
-        auto consider = [&](const plan_t& p) {
-            if (!p.valid())
+        auto consider = [&](plan_t p) {
+            if (p.levels() != want)
                 return;
-            const uint64_t bytes = bytes_for(n, p);
-            if (bytes > budget)
-                return;
-            const double cost = plan_cost(n, p);
-            if (best.windows == 0 || cost < best_cost ||
-                (cost == best_cost && bytes < best_bytes)) {
-                best = p;
-                best_cost = cost;
-                best_bytes = bytes;
+            const uint64_t one_pass = uint64_t(n) * want;
+            for (const uint64_t pass : {uint64_t(0), one_pass}) {
+                if (pass != 0 && pass <= max_chunk_terms)
+                    break;
+                p.pass_terms = pass;
+                const uint64_t bytes = bytes_for(n, p);  // never fits when not valid
+                if (bytes > budget)
+                    continue;
+                const double cost = plan_cost(n, p);
+                if (best.windows == 0 || cost < best_cost ||
+                    (cost == best_cost && bytes < best_bytes)) {
+                    best = p;
+                    best_cost = cost;
+                    best_bytes = bytes;
+                }
             }
         };
         consider(uniform);
-        {
-            plan_t one = uniform;
-            one.pass_terms = uint64_t(n) * uniform.levels();
-            if (one.pass_terms > max_chunk_terms && one.pass_terms <= max_pass_terms)
-                consider(one);
-        }
         for (unsigned windows = k - 1; windows > (want - 1) * r && windows >= r; windows--)
             for (unsigned b = c; b <= std::min(c + 3, max_window_bits - 1); b++)
                 for (unsigned m = 0; m <= r; m++)
@@ -815,18 +818,7 @@ cuda_msm_table_t::plan_t cuda_msm_table_t::plan_within(size_t n, uint64_t budget
                         plan_t p{std::vector<unsigned>(r, b), windows};
                         for (unsigned q = 0; q < m; q++)
                             p.widths[last ? r - 1 - q : q] = b + 1;
-                        if (p.levels() != want)
-                            continue;
                         consider(p);
-                        // and each sub-window in one pass
-                        uint64_t one_pass = 0;
-                        for (unsigned q = 0; q < r; q++)
-                            one_pass = std::max<uint64_t>(
-                                one_pass, uint64_t(n) * ((windows - q + r - 1) / r));
-                        if (one_pass > max_chunk_terms && one_pass <= max_pass_terms) {
-                            p.pass_terms = one_pass;
-                            consider(p);
-                        }
                     }
         if (best.windows != 0)
             return best;
@@ -870,35 +862,37 @@ unsigned cuda_msm_table_t::levels_within(size_t n, unsigned window_bits, uint64_
 
 namespace {
 
-cuda_msm_table_t::plan_t checked_uniform_plan(size_t n, unsigned window_bits, unsigned levels)
+cuda_msm_table_t::plan_t checked_uniform_plan(size_t n, unsigned window_bits, unsigned levels,
+                                              uint64_t pass_terms)
 {
     CUZK_REQUIRE(window_bits == 0 || (window_bits >= cuda_msm_table_t::min_window_bits &&
                                       window_bits <= cuda_msm_table_t::max_window_bits),
                  "cuda_msm_table_t: window bits out of range");
-    return cuda_msm_table_t::uniform_plan(n, window_bits, levels);
+    CUZK_REQUIRE(pass_terms <= max_chunk_terms, "cuda_msm_table_t: passes of at most 2^28 terms");
+    cuda_msm_table_t::plan_t plan = cuda_msm_table_t::uniform_plan(n, window_bits, levels);
+    plan.pass_terms = pass_terms;
+    return plan;
 }
 
 }  // namespace
 
 cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, unsigned window_bits,
                                    unsigned levels, uint64_t pass_terms)
-    : cuda_msm_table_t(points, checked_uniform_plan(points.size(), window_bits, levels),
-                       pass_terms)
+    : cuda_msm_table_t(points, checked_uniform_plan(points.size(), window_bits, levels, pass_terms))
 {}
 
-cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, const plan_t& plan,
-                                   uint64_t pass_terms)
+cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, const plan_t& plan)
     : impl_(std::make_unique<impl_t>(points))
 {
     const size_t n = points.size();
-    CUZK_REQUIRE(plan.valid(), "cuda_msm_table_t: window bits out of range, or windows short of 255 bits");
+    CUZK_REQUIRE(plan.valid(),
+                 "cuda_msm_table_t: widths out of range, windows short of 256 bits, or passes "
+                 "above 2^31 - 1 terms");
     CUZK_REQUIRE(n > 0, "cuda_msm_table_t: no points");
-    CUZK_REQUIRE(pass_terms <= max_chunk_terms, "cuda_msm_table_t: passes of at most 2^28 terms");
-    CUZK_REQUIRE(plan.pass_terms <= max_pass_terms, "cuda_msm_table_t: passes of at most 2^31 - 1 terms");
     CUZK_REQUIRE(uint64_t(plan.levels()) * n < (uint64_t(1) << 31),
                  "cuda_msm_table_t: more than 2^31 stored points");
     auto& st = *impl_;
-    st.shape = std::make_unique<shape_t>(n, plan, pass_terms);
+    st.shape = std::make_unique<shape_t>(n, plan);
     const shape_t& sh = *st.shape;
     auto& impl = points.device().impl();
     impl.select();
@@ -916,6 +910,7 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, const plan_t& pl
         return p;
     };
     st.table = reinterpret_cast<affine_mem_t*>(carve(l.table));
+    // Four sort buffers in a row: the weighing's levels span them afterwards.
     for (int i = 0; i < 2; i++) {
         st.keys[i] = reinterpret_cast<uint32_t*>(carve(l.keys));
         st.values[i] = reinterpret_cast<uint32_t*>(carve(l.keys));
@@ -927,7 +922,6 @@ cuda_msm_table_t::cuda_msm_table_t(const cuda_points_t& points, const plan_t& pl
     const uint64_t part_bytes = align256(uint64_t(st.share_threads) * 2 * sizeof(bucket_mem_t));
     st.parts = reinterpret_cast<bucket_mem_t*>(carve(part_bytes));
     st.part_keys = reinterpret_cast<uint32_t*>(carve(l.parts - part_bytes));
-    st.weighed = reinterpret_cast<bucket_mem_t*>(st.keys[0]);
     st.sums = reinterpret_cast<bucket_mem_t*>(carve(l.sums));
     st.windows = reinterpret_cast<window_info_t*>(carve(l.windows));
     st.totals = cuda_pinned_buffer_t(size_t(sh.r) * sh.weighing.size() * sizeof(bucket_mem_t));
@@ -977,8 +971,9 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
     CUZK_REQUIRE(&scalars.device() == &impl_->device,
                  "cuda_msm_table_t::msm: scalars on another device");
     const unsigned rev = layout.bit_reversed_log;
-    CUZK_REQUIRE(rev == 0 || (rev <= 31 && ((size_t(1) << rev) == n || (size_t(1) << rev) == n + 1)),
-                 "cuda_msm_table_t::msm: bit-reversed scalars need n = 2^L or 2^L - 1");
+    CUZK_REQUIRE(
+        rev == 0 || (rev <= 31 && ((size_t(1) << rev) == n || (size_t(1) << rev) == n + 1)),
+        "cuda_msm_table_t::msm: bit-reversed scalars need n = 2^L or 2^L - 1");
     std::memset(&out, 0, sizeof(out));
     if (n == 0)
         return;
@@ -1052,17 +1047,18 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
     // buffers, free now), then each level's A summed per sub-window: two
     // block passes, the totals of level v at totals_at[v * r + q].
     const size_t levels_w = sh.weighing.size();
+    bucket_mem_t* const weighed = reinterpret_cast<bucket_mem_t*>(st.keys[0]);
     for (size_t v = 0; v < levels_w; v++) {
         const weigh_level_t& w = sh.weighing[v];
         const uint32_t groups = sh.r * w.per_window;
-        bucket_mem_t* A = st.weighed + w.at;
+        bucket_mem_t* A = weighed + w.at;
         bucket_mem_t* R = A + groups;
         const bucket_mem_t* in = st.buckets;
         const window_info_t* windows = st.windows;
         uint32_t len = 0;
         if (v != 0) {
             const weigh_level_t& before = sh.weighing[v - 1];
-            in = st.weighed + before.at + uint64_t(sh.r) * before.per_window;  // its R
+            in = weighed + before.at + uint64_t(sh.r) * before.per_window;  // its R
             windows = nullptr;
             len = before.per_window;
         }
@@ -1074,7 +1070,7 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
     bucket_mem_t* totals_at = st.sums + size_t(sh.r) * sh.blocks_first_max;
     for (size_t v = 0; v < levels_w; v++) {
         const weigh_level_t& w = sh.weighing[v];
-        const bucket_mem_t* A = st.weighed + w.at;
+        const bucket_mem_t* A = weighed + w.at;
         sum_blocks<<<sh.r * w.blocks_first, sum_threads, shared, s>>>(
             st.sums, A, w.per_window, sum_threads, w.blocks_first);
         CUZK_CUDA_LAUNCHED(sum_blocks);
@@ -1086,7 +1082,7 @@ void cuda_msm_table_t::msm(blst_p1& out, const cuda_fr_buffer_t& scalars, size_t
                                  cudaMemcpyDeviceToHost, s));
     clock.mark(step_clock_t::sum);
     CUZK_CUDA_OK(cudaStreamSynchronize(s));
-    clock.report(n, passes, sh.plan.widths, sh.k, sh.levels);
+    clock.report(n, passes, sh.plan);
 
     // Sub-window q's sum_b b S_b = T_q1 + span_1 (T_q2 + span_2 (T_q3 + ...)),
     // T_qv the level-v total; then sum_q 2^(pre_q) of those, by Horner from

@@ -139,13 +139,10 @@ cuda_srs_state_t::cuda_srs_state_t(std::shared_ptr<cuda_device_t> context, const
         if (table.windows > 0) {
             h_table_ = std::make_unique<cuda_msm_table_t>(*sets_[0]->resident(), table);
             if (std::getenv("CUZK_MSM_TRACE") != nullptr) {  // tuning: the plan and its room
-                std::string widths;
-                for (unsigned w : table.widths)
-                    widths += (widths.empty() ? "" : ",") + std::to_string(w);
                 std::fprintf(stderr,
                              "H table: %u levels, %u windows of widths %s, %llu MiB of a budget "
                              "of %llu MiB\n",
-                             table.levels(), table.windows, widths.c_str(),
+                             table.levels(), table.windows, table.widths_text().c_str(),
                              static_cast<unsigned long long>(h_table_->bytes() >> 20),
                              static_cast<unsigned long long>(budget >> 20));
             }

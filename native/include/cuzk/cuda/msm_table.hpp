@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <blst.h>
@@ -61,6 +62,7 @@ public:
         uint64_t pass_terms = 0;
         unsigned levels() const noexcept;
         bool valid() const noexcept;  // widths in range, 256 bits covered
+        std::string widths_text() const;  // "24,23,23,23"
     };
     // The uniform plan of width c (0: the default) and at most `levels`
     // levels (0: all): what the (c, levels) constructor builds.
@@ -90,7 +92,7 @@ public:
     cuda_msm_table_t(const cuda_points_t& points, unsigned window_bits = 0, unsigned levels = 0,
                      uint64_t pass_terms = 0);
     // The same for a plan (std::invalid_argument unless plan.valid()).
-    cuda_msm_table_t(const cuda_points_t& points, const plan_t& plan, uint64_t pass_terms = 0);
+    cuda_msm_table_t(const cuda_points_t& points, const plan_t& plan);
     ~cuda_msm_table_t();
     cuda_msm_table_t(const cuda_msm_table_t&) = delete;
     cuda_msm_table_t& operator=(const cuda_msm_table_t&) = delete;
