@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use supraseal_c2::BackendChoice;
 
 use clap::Args;
 use cuzk_filecoin::{
@@ -89,23 +90,27 @@ impl KindArgs {
     }
 }
 
-/// `cuzk setup --kind K --sector-size S [--param-dir D]`.
-pub fn setup(args: &KindArgs) -> CliResult {
+/// `cuzk setup --kind K --sector-size S [--param-dir D] [--backend B]`:
+/// the fixed-base multiplications on device 0 when `choice` gives CUDA
+/// there, else on the CPU.
+pub fn setup(args: &KindArgs, choice: BackendChoice) -> CliResult {
     let size = args.size()?.ok_or("--sector-size is missing")?;
     let id = CircuitId::new(args.kind()?, size);
     let dir = args.dir();
     crate::checks::writable_dir(&dir)?;
+    let (lock, on) = crate::keys::setup_lock(0, choice)?;
     let spinner = progress::spinner(format!(
-        "generating test parameters for {id} into {}",
+        "generating test parameters for {id} on {on} into {}",
         dir.display()
     ));
-    let (_, report) = params::setup(id, &dir, &mut rand::thread_rng())?;
+    let (_, report) = params::setup(id, &dir, &mut rand::thread_rng(), lock.as_deref())?;
     drop(spinner);
     tracing::info!(
         target: CLI,
         params = %report.params.display(),
         vk = %report.vk.display(),
         seconds = report.seconds,
+        on,
         "test parameters written"
     );
     Ok(())

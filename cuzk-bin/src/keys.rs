@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use bellperson_lite::{LoadOptions, Parameters, PreparedVerifyingKey, VerifyingKey};
 use cuzk_filecoin::{CircuitId, FilecoinError};
@@ -68,6 +69,25 @@ pub fn load_verifying_key(path: &Path) -> Result<PreparedVerifyingKey, Box<dyn s
     Ok(bellperson_lite::prepare_verifying_key(&vk))
 }
 
+/// The lock a setup's fixed-base multiplications run under: `device`'s
+/// when `choice` gives a CUDA device there, else none (the CPU's own
+/// tables). With where that is (`device N` or `the CPU`), for the log.
+pub fn setup_lock(
+    device: u32,
+    choice: BackendChoice,
+) -> Result<(Option<Arc<GpuLock>>, String), supraseal_c2::Error> {
+    let lock = match choice {
+        BackendChoice::Cpu => None,
+        _ => Some(GpuLock::with_backend(device, choice)?),
+    }
+    .filter(|lock| lock.backend() == Backend::Cuda);
+    let on = match &lock {
+        Some(lock) => format!("device {}", lock.device()),
+        None => "the CPU".to_owned(),
+    };
+    Ok((lock, on))
+}
+
 /// Generates parameters for `workload` (`cuzk setup`, and `bench` without
 /// `--params`): the fixed-base multiplications on `device` when `choice`
 /// gives a CUDA device there, else on the CPU's own tables, which beat the
@@ -81,15 +101,7 @@ pub fn generate(
     seed: Option<u64>,
     shapes: &ShapeCache,
 ) -> Result<(Parameters, String), Box<dyn std::error::Error>> {
-    let lock = match choice {
-        BackendChoice::Cpu => None,
-        _ => Some(GpuLock::with_backend(device, choice)?),
-    }
-    .filter(|lock| lock.backend() == Backend::Cuda);
-    let on = match &lock {
-        Some(lock) => format!("device {}", lock.device()),
-        None => "the CPU".to_owned(),
-    };
+    let (lock, on) = setup_lock(device, choice)?;
     let spinner = progress::spinner(format!("generating parameters for {workload} on {on}"));
     let params = cuzk_pipeline::setup_on(workload, lock.as_deref(), seed, shapes)?;
     drop(spinner);

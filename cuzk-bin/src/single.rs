@@ -112,7 +112,7 @@ pub fn setup(args: &SetupArgs) -> CliResult {
         if args.seed.is_some() {
             return Err("--seed applies to the synthetic workloads, not to --kind".into());
         }
-        return filecoin::setup(&args.fil).map_err(widen);
+        return filecoin::setup(&args.fil, args.backend.parse()?).map_err(widen);
     }
     let path = args.params.as_ref().ok_or("--params is missing")?;
     let workload = args.workload.resolve()?;

@@ -260,7 +260,10 @@ impl KeyRegistry {
     /// circuit, on the blocking pool (it takes building the circuit's public
     /// parameters).
     pub async fn check_available(&self, circuit: Circuit) -> Result<(), KeyError> {
-        if !matches!(circuit, Circuit::Filecoin(_)) || self.is_loaded(circuit) {
+        let Circuit::Filecoin(id) = circuit else {
+            return Ok(());
+        };
+        if self.is_loaded(circuit) {
             return Ok(());
         }
         let known = self.paths.lock().get(&circuit).cloned();
@@ -283,7 +286,7 @@ impl KeyRegistry {
         } else {
             Err(KeyError::Filecoin {
                 circuit,
-                source: FilecoinError::MissingParams { path },
+                source: FilecoinError::MissingParams { path, circuit: id },
             })
         }
     }

@@ -40,7 +40,7 @@ fn param_dir() -> &'static Path {
         let id = CircuitId::new(cuzk_filecoin::ProofKind::WindowPoSt, SectorSize::S2KiB);
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
         let started = Instant::now();
-        params::setup(id, &dir, &mut rng).expect("WindowPoSt 2 KiB parameters");
+        params::setup(id, &dir, &mut rng, None).expect("WindowPoSt 2 KiB parameters");
         eprintln!("window-post-2KiB parameters: {:?}", started.elapsed());
         dir
     })

@@ -10,8 +10,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         shape.num_inputs(),
         started.elapsed().as_secs_f64()
     );
-    let (_, report) =
-        cuzk_filecoin::params::setup(id, std::path::Path::new(&args[3]), &mut rand::thread_rng())?;
+    let (_, report) = cuzk_filecoin::params::setup(
+        id,
+        std::path::Path::new(&args[3]),
+        &mut rand::thread_rng(),
+        None,
+    )?;
     println!(
         "{id}: generated in {:.1} s: {}",
         report.seconds,

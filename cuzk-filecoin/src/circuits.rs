@@ -151,15 +151,11 @@ impl<C: bellperson::Circuit<Scalar>> Blank<C> {
     }
 }
 
-/// Erases a blank circuit's type for the callers that only compile or set
-/// up from it.
+/// Erases a blank circuit's type for the callers that only compile it (a
+/// setup starts from the compiled shape too).
 pub(crate) trait BlankCircuit {
     fn cache_id(&self) -> &str;
     fn compile(self: Box<Self>) -> Result<CompiledShape, bellperson_lite::CompiledError>;
-    fn generate(
-        self: Box<Self>,
-        rng: &mut dyn rand_core::RngCore,
-    ) -> Result<bellperson_lite::Parameters, bellpepper_core::SynthesisError>;
 }
 
 impl<C> BlankCircuit for Blank<C>
@@ -172,12 +168,5 @@ where
 
     fn compile(self: Box<Self>) -> Result<CompiledShape, bellperson_lite::CompiledError> {
         CompiledShape::compile(self.circuit)
-    }
-
-    fn generate(
-        self: Box<Self>,
-        mut rng: &mut dyn rand_core::RngCore,
-    ) -> Result<bellperson_lite::Parameters, bellpepper_core::SynthesisError> {
-        bellperson_lite::generate_random_parameters(self.circuit, &mut rng)
     }
 }

@@ -43,11 +43,21 @@ pub enum FilecoinError {
         /// The one cuzk proves for that kind and size.
         instead: String,
     },
-    /// A parameter file that should be there is not.
-    #[error("missing parameter file {}", path.display())]
+    /// A parameter file that should be there is not. The message names the
+    /// command that makes test parameters for the circuit.
+    #[error(
+        "missing parameter file {} (the production file of that name, or test parameters \
+         from `cuzk setup --kind {} --sector-size {} --param-dir {}`)",
+        path.display(),
+        circuit.kind,
+        circuit.size,
+        path.parent().unwrap_or(path).display()
+    )]
     MissingParams {
         /// The path looked for.
         path: PathBuf,
+        /// The circuit it is for.
+        circuit: crate::CircuitId,
     },
     /// Reading or writing a parameter file failed (the error names the
     /// file).
@@ -77,7 +87,7 @@ pub enum FilecoinError {
     },
     /// Parameter generation failed.
     #[error("parameter generation failed")]
-    Setup(#[source] bellpepper_core::SynthesisError),
+    Setup(#[source] Box<bellperson_lite::SetupError>),
     /// The prover failed.
     #[error("proving failed")]
     Prover(#[from] bellperson_lite::ProverError),

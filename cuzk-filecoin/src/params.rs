@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use bellperson_lite::{LoadOptions, LoadReport, Parameters};
+use supraseal_c2::GpuLock;
 
 use crate::{CircuitId, FilecoinError};
 
@@ -76,11 +77,14 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> FilecoinError + '_ {
 /// finds them there. The directory is checked to be writable before the
 /// (long) generation starts; files are written under a temporary name and
 /// renamed, so a reader never sees half a file. Returns the parameters
-/// too, so that a caller proving next need not read them back.
+/// too, so that a caller proving next need not read them back. The
+/// fixed-base multiplications run under `lock` (its CUDA device: minutes at
+/// 32 GiB, where the CPU's tables take hours), or on the CPU with `None`.
 pub fn setup(
     id: CircuitId,
     dir: &Path,
     rng: &mut dyn rand_core::RngCore,
+    lock: Option<&GpuLock>,
 ) -> Result<(Parameters, SetupReport), FilecoinError> {
     fs::create_dir_all(dir).map_err(io(dir))?;
     let probe = dir.join(".cuzk-write-test");
@@ -88,7 +92,7 @@ pub fn setup(
     let _ = fs::remove_file(&probe);
 
     let started = Instant::now();
-    let params = id.generate_params(rng)?;
+    let params = id.generate_params(rng, lock)?;
     let seconds = started.elapsed().as_secs_f64();
     let (params_path, vk_path) = (id.params_path(dir)?, id.vk_path(dir)?);
     write_atomically(&params_path, |f| params.write(f))?;
@@ -139,7 +143,7 @@ pub fn load_with(
 ) -> Result<(Parameters, LoadReport), FilecoinError> {
     let path = id.params_path(dir)?;
     if !path.exists() {
-        return Err(FilecoinError::MissingParams { path });
+        return Err(FilecoinError::MissingParams { path, circuit: id });
     }
     Ok(Parameters::load(&path, options)?)
 }

@@ -81,12 +81,16 @@ impl CircuitId {
     }
 
     /// Generates test parameters for this circuit (a local trusted setup:
-    /// never for production).
+    /// never for production), the fixed-base multiplications under `lock`
+    /// (on its CUDA device; `None`: the CPU's tables).
     pub fn generate_params(
         &self,
-        rng: &mut dyn rand_core::RngCore,
+        mut rng: &mut dyn rand_core::RngCore,
+        lock: Option<&GpuLock>,
     ) -> Result<Parameters, FilecoinError> {
-        self.blank()?.generate(rng).map_err(FilecoinError::Setup)
+        let shape = self.compile()?;
+        bellperson_lite::generate_parameters_for_shape(&shape, &mut rng, lock)
+            .map_err(|e| FilecoinError::Setup(Box::new(e)))
     }
 }
 

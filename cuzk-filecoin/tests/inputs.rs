@@ -165,7 +165,15 @@ fn a_missing_parameter_file_is_named() {
     let id = CircuitId::new(ProofKind::WindowPoSt, SIZE);
     let e = params::load(id, dir.path()).unwrap_err().to_string();
     let expected = id.params_path(dir.path()).unwrap();
-    assert_eq!(e, format!("missing parameter file {}", expected.display()));
+    assert!(
+        e.starts_with(&format!("missing parameter file {}", expected.display())),
+        "{e}"
+    );
+    let command = format!(
+        "cuzk setup --kind window-post --sector-size 2KiB --param-dir {}",
+        dir.path().display()
+    );
+    assert!(e.contains(&command), "{e}");
 }
 
 #[test]
@@ -176,6 +184,7 @@ fn setup_refuses_an_unwritable_directory_before_generating() {
         id,
         std::path::Path::new("/proc/no-such-dir"),
         &mut rand::thread_rng(),
+        None,
     )
     .unwrap_err();
     assert!(e.to_string().contains("/proc/no-such-dir"), "{e}");

@@ -35,6 +35,16 @@ pub fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(fixture_dir().join(name)).unwrap_or_else(|e| panic!("fixture {name}: {e}"))
 }
 
+/// `fixtures/<dir>/<name>`, for the fixtures beside the 2 KiB sealed one
+/// (`cc-2KiB`: a CC sector's C1 output made without sealing).
+pub fn fixture_in(dir: &str, name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(dir)
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("fixture {}: {e}", path.display()))
+}
+
 pub fn hex32(value: &Value) -> [u8; 32] {
     let bytes = hex::decode(value.as_str().expect("hex string")).expect("hex");
     bytes.try_into().expect("32 bytes")
@@ -126,9 +136,13 @@ pub fn key(kind: ProofKind) -> Arc<(Parameters, Srs)> {
         let id = CircuitId::new(kind, SIZE);
         let started = Instant::now();
         let seed = 0x5eed + kind as u64;
-        let (parameters, report) =
-            params::setup(id, dir, &mut rand_chacha::ChaCha8Rng::seed_from_u64(seed))
-                .expect("setup");
+        let (parameters, report) = params::setup(
+            id,
+            dir,
+            &mut rand_chacha::ChaCha8Rng::seed_from_u64(seed),
+            None,
+        )
+        .expect("setup");
         eprintln!(
             "{id}: parameters generated in {:.1} s, written in {:.1} s",
             report.seconds,
