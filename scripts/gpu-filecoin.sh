@@ -12,10 +12,19 @@
 #                            2 GPU workers, every proof verified
 #   ref:SIZE:N               filecoin-proofs' seal_commit_phase2 (bellperson
 #                            0.27 + supraseal-c2) on the same C1, N requests
+#   cc:SIZE                  a CC fixture of SIZE made without sealing (C1,
+#                            WinningPoSt, a WindowPoSt partition) into
+#                            $FIXTURES/SIZE, by $FIL_FIXTURES (default
+#                            gpu-ref/fil-fixtures: tools/fil-fixtures'
+#                            release binary, copied there to travel); the
+#                            production sizes (32GiB, 64GiB) are made so
 # KIND: porep, snap-deals, winning-post, window-post. Fixtures (made by
 # tools/fil-fixtures): $FIXTURES/SIZE (default gpu-bundle/fixtures) when it
 # exists, else cuzk-filecoin/fixtures/SIZE (2KiB, 8MiB, 512MiB committed). Logs and JSON go to $OUT
 # (default gpu-results/); parameters to $PARAMS (default /tmp/fil-params).
+# Bench concurrency: PARTITION_WORKERS (default: the cores), GPU_WORKERS
+# (default 2), QUEUE_DEPTH (default: the engine's); at 32 GiB host memory
+# bounds them (a partition in flight holds about 17 GB).
 # STEP_TIMEOUT (seconds, default 900) bounds each step. BACKEND=cpu runs the benches on the CPU backend (a check without a GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -54,10 +63,14 @@ inputs() {
     case $kind in
         porep) echo "--c1 $fx/c1-curio.json --miner-id $miner" ;;
         winning-post) echo "--miner-id $miner --randomness $(meta "$fx" randomness winning) --vanilla $fx/winning/vanilla-0.bin" ;;
-        window-post) echo "--miner-id $miner --randomness $(meta "$fx" randomness window) --vanilla $fx/window/vanilla-0.bin" ;;
+        window-post)
+            # Every sector of the partition, in order (2,349 at 32 GiB).
+            local v=""
+            for p in $(ls "$fx"/window/vanilla-*.bin | sort -V); do v="$v --vanilla $p"; done
+            echo "--miner-id $miner --randomness $(meta "$fx" randomness window)$v" ;;
         snap-deals)
             local v=""
-            for p in $(ls "$fx"/snap/partition-*.bin | sort -t- -k2 -n); do v="$v --vanilla $p"; done
+            for p in $(ls "$fx"/snap/partition-*.bin | sort -V); do v="$v --vanilla $p"; done
             echo "--miner-id $miner --comm-r-old $(meta "$fx" comm_r_old snap) --comm-r-new $(meta "$fx" comm_r_new snap)" \
                  "--comm-d-new $(meta "$fx" comm_d_new snap)$v" ;;
     esac
@@ -78,13 +91,16 @@ for step in "$@"; do
             fx=$(fixture "$b")
             # shellcheck disable=SC2046
             run "bench-$a-$b" "$B" bench --backend "${BACKEND:-cuda}" --kind "$a" --sector-size "$b" --param-dir "$PARAMS" \
-                $(inputs "$a" "$fx") --requests "$c" --gpu-workers-per-device 2 --verify \
+                $(inputs "$a" "$fx") --requests "$c" --gpu-workers-per-device "${GPU_WORKERS:-2}" --verify \
+                --partition-workers "${PARTITION_WORKERS:-$(nproc)}" ${QUEUE_DEPTH:+--queue-depth "$QUEUE_DEPTH"} \
                 --json "$OUT/bench-$a-$b.json" ;;
         ref)
             fx=$(fixture "$a")
             run "ref-porep-$a" "$REF" c2-bench --c1 "$fx/c1.json" --param-dir "$PARAMS" --requests "$b" \
                 --miner-id "$(meta "$fx" miner_id)" --sector-id "$(meta "$fx" sector_id)" \
                 --rev "$REV" --json "$OUT/ref-porep-$a.json" ;;
+        cc) run "cc-$a" "${FIL_FIXTURES:-gpu-ref/fil-fixtures}" cc --sector-size "$a" --seed 1 \
+                --out "$FIXTURES/$a" --work /tmp/fil-fixtures-work ;;
         *) echo "unknown step $step" ;;
     esac
 done

@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use common::{hex32, key, meta, param_dir, request, seal_ids, SIZE};
 use cuzk_engine::{Engine, EngineConfig, ProofRequest, ProvingKey};
+use cuzk_filecoin::SealIds;
 use cuzk_filecoin::{CircuitId, FilecoinRequest, ProofKind};
 use filecoin_proofs::constants::SectorShape2KiB;
 use filecoin_proofs::PublicReplicaInfo;
@@ -42,15 +43,22 @@ fn flipped(mut bytes: [u8; 32]) -> [u8; 32] {
     bytes
 }
 
-#[test]
-fn porep_proof_is_accepted_by_verify_seal() {
-    let request = request(ProofKind::PoRep);
+/// Proves the C1 output of the fixture directory `dir` through its Curio
+/// form and checks the proof with `verify_seal`, which must also reject it
+/// for another sector id and another seed.
+fn assert_porep_accepted(dir: &str) {
+    let m: serde_json::Value =
+        serde_json::from_slice(&common::fixture_in(dir, "meta.json")).expect("meta.json");
+    let ids = SealIds {
+        prover_id: hex32(&m["prover_id"]),
+        sector_id: m["sector_id"].as_u64().expect("sector_id"),
+    };
+    let c1 = common::fixture_in(dir, "c1-curio.json");
+    let request = FilecoinRequest::porep(&c1, None, ids).expect("PoRep request");
     assert_eq!(request.id(), CircuitId::new(ProofKind::PoRep, SIZE));
     let proof = prove(&request);
 
     let config = SIZE.porep_config();
-    let ids = seal_ids();
-    let m = meta();
     let verify = |sector_id: u64, seed: [u8; 32]| {
         filecoin_proofs::verify_seal::<SectorShape2KiB>(
             &config,
@@ -65,9 +73,22 @@ fn porep_proof_is_accepted_by_verify_seal() {
         .expect("verify_seal runs")
     };
     let seed = hex32(&m["seed"]);
-    assert!(verify(ids.sector_id, seed));
+    assert!(verify(ids.sector_id, seed), "{dir}: verify_seal rejects");
     assert!(!verify(ids.sector_id + 1, seed), "another sector id");
     assert!(!verify(ids.sector_id, flipped(seed)), "another seed");
+}
+
+#[test]
+fn porep_proof_is_accepted_by_verify_seal() {
+    assert_porep_accepted("2KiB");
+}
+
+/// A committed-capacity sector's C1 output made without sealing
+/// (`fil-fixtures cc`: zero data, drawn parent labels, sparse trees) is
+/// proven and accepted like a sealed sector's.
+#[test]
+fn cc_porep_made_without_sealing_is_accepted_by_verify_seal() {
+    assert_porep_accepted("cc-2KiB");
 }
 
 #[test]
@@ -91,59 +112,88 @@ fn porep_from_filecoin_proofs_json_gives_the_same_circuit() {
     );
 }
 
+/// Proves the PoSt of `kind` in the fixture directory `dir` (its meta.json
+/// section `winning` or `window`) and checks it with filecoin-proofs'
+/// verifier, given each sector's comm_r as a verifier is; other randomness
+/// must be rejected. (The prover id is not a public input of the
+/// WinningPoSt circuit, so it is not varied.)
+fn assert_post_accepted(dir: &str, kind: ProofKind) {
+    let m: serde_json::Value =
+        serde_json::from_slice(&common::fixture_in(dir, "meta.json")).expect("meta.json");
+    let (section, post_type) = match kind {
+        ProofKind::WinningPoSt => ("winning", filecoin_proofs::PoStType::Winning),
+        _ => ("window", filecoin_proofs::PoStType::Window),
+    };
+    let post = &m[section];
+    let list = |key: &str| post[key].as_array().expect("a list").clone();
+    let vanilla: Vec<Vec<u8>> = list("vanilla_proofs")
+        .iter()
+        .map(|f| common::fixture_in(dir, f.as_str().unwrap()))
+        .collect();
+    let inputs = cuzk_filecoin::PostInputs {
+        randomness: hex32(&post["randomness"]),
+        prover_id: hex32(&m["prover_id"]),
+        partition_index: 0,
+    };
+    let request = match kind {
+        ProofKind::WinningPoSt => FilecoinRequest::winning_post(SIZE, inputs, &vanilla),
+        _ => FilecoinRequest::window_post(SIZE, inputs, &vanilla),
+    }
+    .expect("PoSt request");
+    let proof = prove(&request);
+
+    let replicas: Vec<_> = list("sector_ids")
+        .iter()
+        .zip(list("comm_rs"))
+        .map(|(id, comm_r)| {
+            let info = PublicReplicaInfo::new(hex32(&comm_r)).unwrap();
+            (id.as_u64().unwrap().into(), info)
+        })
+        .collect();
+    let config = SIZE.post_config(post_type);
+    let verify = |randomness: [u8; 32]| {
+        match kind {
+            ProofKind::WinningPoSt => filecoin_proofs::verify_winning_post::<SectorShape2KiB>(
+                &config,
+                &randomness,
+                &replicas,
+                inputs.prover_id,
+                &proof,
+            ),
+            _ => filecoin_proofs::verify_window_post::<SectorShape2KiB>(
+                &config,
+                &randomness,
+                &replicas.iter().cloned().collect(),
+                inputs.prover_id,
+                &proof,
+            ),
+        }
+        .expect("the verifier runs")
+    };
+    assert!(verify(inputs.randomness), "{dir} {kind}: rejected");
+    assert!(
+        !verify(flipped(inputs.randomness)),
+        "{dir} {kind}: other randomness"
+    );
+}
+
 #[test]
 fn winning_post_proof_is_accepted_by_verify_winning_post() {
-    let request = request(ProofKind::WinningPoSt);
-    let proof = prove(&request);
-    let config = SIZE.post_config(filecoin_proofs::PoStType::Winning);
-    let m = meta();
-    let replicas = [(
-        m["sector_id"].as_u64().unwrap().into(),
-        PublicReplicaInfo::new(hex32(&m["comm_r"])).unwrap(),
-    )];
-    let randomness = hex32(&m["winning"]["randomness"]);
-    let prover_id = seal_ids().prover_id;
-    let verify = |randomness: [u8; 32]| {
-        filecoin_proofs::verify_winning_post::<SectorShape2KiB>(
-            &config,
-            &randomness,
-            &replicas,
-            prover_id,
-            &proof,
-        )
-        .expect("verify_winning_post runs")
-    };
-    assert!(verify(randomness));
-    // (The prover id is not a public input of the WinningPoSt circuit.)
-    assert!(!verify(flipped(randomness)), "other randomness");
+    assert_post_accepted("2KiB", ProofKind::WinningPoSt);
 }
 
 #[test]
 fn window_post_proof_is_accepted_by_verify_window_post() {
-    let request = request(ProofKind::WindowPoSt);
-    let proof = prove(&request);
-    let config = SIZE.post_config(filecoin_proofs::PoStType::Window);
-    let m = meta();
-    let replicas = [(
-        m["sector_id"].as_u64().unwrap().into(),
-        PublicReplicaInfo::new(hex32(&m["comm_r"])).unwrap(),
-    )]
-    .into_iter()
-    .collect();
-    let randomness = hex32(&m["window"]["randomness"]);
-    let prover_id = seal_ids().prover_id;
-    let verify = |randomness: [u8; 32]| {
-        filecoin_proofs::verify_window_post::<SectorShape2KiB>(
-            &config,
-            &randomness,
-            &replicas,
-            prover_id,
-            &proof,
-        )
-        .expect("verify_window_post runs")
-    };
-    assert!(verify(randomness));
-    assert!(!verify(flipped(randomness)), "other randomness");
+    assert_post_accepted("2KiB", ProofKind::WindowPoSt);
+}
+
+/// The WinningPoSt of a CC sector and a WindowPoSt partition of CC sectors
+/// made without sealing (`fil-fixtures cc`: a drawn comm_c and sparse tree
+/// R per sector) are proven and accepted like sealed sectors'.
+#[test]
+fn cc_post_proofs_made_without_sealing_are_accepted() {
+    assert_post_accepted("cc-2KiB", ProofKind::WinningPoSt);
+    assert_post_accepted("cc-2KiB", ProofKind::WindowPoSt);
 }
 
 #[test]

@@ -6,34 +6,53 @@
 //! Groth parameters are not needed: these are the checks filecoin-proofs
 //! runs on vanilla proofs before it builds circuits from them.
 
-use std::convert::TryInto;
 use std::path::Path;
 
 use anyhow::{ensure, Context, Result};
 use filecoin_hashers::Domain;
+use filecoin_proofs::with_shape;
 use filecoin_proofs::{
     as_safe_commitment, commitment_from_fr, parameters::public_params, DefaultPieceDomain,
-    DefaultPieceHasher, DefaultTreeHasher, PoRepConfig, SealCommitPhase1Output,
+    DefaultPieceHasher, DefaultTreeHasher, FallbackPoStSectorProof, PoRepConfig,
+    SealCommitPhase1Output,
 };
 use filecoin_proofs_api::seal::SealCommitPhase1Output as ApiSealCommitPhase1Output;
-use storage_proofs_core::{merkle::MerkleProofTrait, proof::ProofScheme};
+use storage_proofs_core::{
+    merkle::{MerkleProofTrait, MerkleTreeTrait},
+    proof::ProofScheme,
+};
 use storage_proofs_porep::stacked::{generate_replica_id, PublicInputs, StackedDrg, Tau};
 
-use crate::fixture::{CurioC1, FixtureDir, Meta, PoStMeta, SnapMeta, META};
-use crate::kinds::{self, SectorSize, Tree};
+use crate::fixture::{api_c1_json, CurioC1, FixtureDir, Meta, PoStMeta, SnapMeta, META};
+use crate::kinds::{self, SectorSize};
 use crate::{post, snap};
 
 pub fn check_fixture(root: &Path) -> Result<()> {
     let dir = FixtureDir::new(root);
     let meta: Meta = dir.read_json(META)?;
     check_ids(&meta)?;
-    let c1: SealCommitPhase1Output<Tree> = dir.read_json(&meta.c1)?;
-    check_c1(&meta, &c1).context("c1.json")?;
-    check_curio_c1(&dir, &meta, &c1).context("c1-curio.json")?;
-    check_post(&dir, &meta.winning, meta.prover_id).context("WinningPoSt")?;
-    check_post(&dir, &meta.window, meta.prover_id).context("WindowPoSt")?;
-    check_snap(&dir, &meta.snap).context("SnapDeals")?;
+    with_shape!(meta.sector_size, check_porep, &dir, &meta,)?;
+    if let Some(winning) = &meta.winning {
+        with_shape!(meta.sector_size, check_post, &dir, winning, meta.prover_id,)
+            .context("WinningPoSt")?;
+    }
+    if let Some(window) = &meta.window {
+        with_shape!(meta.sector_size, check_post, &dir, window, meta.prover_id,)
+            .context("WindowPoSt")?;
+    }
+    if let Some(snap) = &meta.snap {
+        check_snap(&dir, snap).context("SnapDeals")?;
+    }
     Ok(())
+}
+
+fn check_porep<Tree>(dir: &FixtureDir, meta: &Meta) -> Result<()>
+where
+    Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>,
+{
+    let c1: SealCommitPhase1Output<Tree> = dir.read_json(&meta.c1)?;
+    check_c1(meta, &c1).context("c1.json")?;
+    check_curio_c1(dir, meta, &c1).context("c1-curio.json")
 }
 
 /// Runs a verification expected to fail and says whether it did (a `false`
@@ -72,7 +91,10 @@ fn check_ids(meta: &Meta) -> Result<()> {
     Ok(())
 }
 
-fn check_c1(meta: &Meta, c1: &SealCommitPhase1Output<Tree>) -> Result<()> {
+fn check_c1<Tree>(meta: &Meta, c1: &SealCommitPhase1Output<Tree>) -> Result<()>
+where
+    Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>,
+{
     ensure!(
         (c1.comm_r, c1.comm_d, c1.seed, c1.ticket)
             == (meta.comm_r, meta.comm_d, meta.seed, meta.ticket),
@@ -103,11 +125,14 @@ fn check_c1(meta: &Meta, c1: &SealCommitPhase1Output<Tree>) -> Result<()> {
     verify_c1_proofs(meta, c1, &config)
 }
 
-fn verify_c1_proofs(
+fn verify_c1_proofs<Tree>(
     meta: &Meta,
     c1: &SealCommitPhase1Output<Tree>,
     config: &PoRepConfig,
-) -> Result<()> {
+) -> Result<()>
+where
+    Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>,
+{
     // filecoin-proofs' vanilla verifier checks the challenge bits and the
     // roots of the comm_d and comm_r_last openings but not their paths,
     // which the circuit does check.
@@ -146,7 +171,11 @@ fn verify_c1_proofs(
 
 /// Curio's wrapper must hold filecoin-proofs-api's form of the very C1
 /// output in `c1.json`.
-fn check_curio_c1(dir: &FixtureDir, meta: &Meta, c1: &SealCommitPhase1Output<Tree>) -> Result<()> {
+fn check_curio_c1<Tree: MerkleTreeTrait>(
+    dir: &FixtureDir,
+    meta: &Meta,
+    c1: &SealCommitPhase1Output<Tree>,
+) -> Result<()> {
     let curio: CurioC1 = dir.read_json(&meta.c1_curio)?;
     ensure!(
         (curio.sector_num, curio.sector_size) == (meta.sector_id, meta.sector_size),
@@ -159,31 +188,41 @@ fn check_curio_c1(dir: &FixtureDir, meta: &Meta, c1: &SealCommitPhase1Output<Tre
         "Phase1Out is tagged {:?}",
         api.registered_proof
     );
-    let unwrapped = SealCommitPhase1Output::<Tree> {
-        vanilla_proofs: api.vanilla_proofs.try_into()?,
-        comm_r: api.comm_r,
-        comm_d: api.comm_d,
-        replica_id: api.replica_id,
-        seed: api.seed,
-        ticket: api.ticket,
-    };
+    let phase1_out: serde_json::Value = serde_json::from_slice(&curio.phase1_out)?;
     ensure!(
-        serde_json::to_value(&unwrapped)? == serde_json::to_value(c1)?,
+        phase1_out == api_c1_json(meta.registered_seal_proof, c1)?,
         "Phase1Out does not hold the C1 output of c1.json"
     );
     Ok(())
 }
 
-fn check_post(dir: &FixtureDir, post_meta: &PoStMeta, prover_id: [u8; 32]) -> Result<()> {
+fn check_post<Tree>(dir: &FixtureDir, post_meta: &PoStMeta, prover_id: [u8; 32]) -> Result<()>
+where
+    Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>,
+{
     let proofs = dir.read_all(&post_meta.vanilla_proofs)?;
     ensure!(
-        proofs.len() == post_meta.sector_ids.len() && !proofs.is_empty(),
-        "{} vanilla proofs for {} sectors",
+        proofs.len() == post_meta.sector_ids.len()
+            && proofs.len() == post_meta.comm_rs.len()
+            && !proofs.is_empty(),
+        "{} vanilla proofs for {} sectors and {} comm_r",
         proofs.len(),
-        post_meta.sector_ids.len()
+        post_meta.sector_ids.len(),
+        post_meta.comm_rs.len()
     );
+    for (bytes, (id, comm_r)) in proofs
+        .iter()
+        .zip(post_meta.sector_ids.iter().zip(&post_meta.comm_rs))
+    {
+        let proof: FallbackPoStSectorProof<Tree> = bincode::deserialize(bytes)?;
+        ensure!(
+            u64::from(proof.sector_id) == *id
+                && hex::encode(commitment_from_fr(proof.comm_r.into())) == *comm_r,
+            "sector {id}: its vanilla proof names another sector or comm_r"
+        );
+    }
     let verify = |randomness| {
-        post::verify_vanilla(
+        post::verify_vanilla::<Tree>(
             post_meta.registered_proof,
             prover_id,
             randomness,

@@ -15,6 +15,8 @@ enum Stream {
     PieceData = 2,
     PoStRandomness = 3,
     UpdateData = 4,
+    UnreadLabels = 5,
+    CcPoSt = 6,
 }
 
 /// The values a sector is sealed with.
@@ -68,6 +70,18 @@ impl Draws {
     /// Writes `len` bytes of the sealed sector's piece data.
     pub fn write_piece_data(&self, out: impl Write, len: u64) -> Result<()> {
         write_random(self.stream(Stream::PieceData), out, len)
+    }
+
+    /// The generator of a CC sector's unread labels and default tree
+    /// leaves (`cc`).
+    pub fn unread_labels(&self) -> ChaCha20Rng {
+        self.stream(Stream::UnreadLabels)
+    }
+
+    /// The generator of CC sectors' PoSt openings, comm_c and default tree
+    /// leaves (`cc`).
+    pub fn cc_post(&self) -> ChaCha20Rng {
+        self.stream(Stream::CcPoSt)
     }
 
     /// Writes `len` bytes of the data a SnapDeals update encodes.

@@ -12,9 +12,13 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, ensure, Context, Result};
+use filecoin_proofs::SealCommitPhase1Output;
+use filecoin_proofs_api::seal::SealCommitPhase1Output as ApiSealCommitPhase1Output;
 use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde_json::{json, Value};
+use storage_proofs_core::merkle::MerkleTreeTrait;
 
 pub const META: &str = "meta.json";
 pub const C1: &str = "c1.json";
@@ -54,9 +58,13 @@ pub struct Meta {
     pub replica_id: [u8; 32],
     pub c1: String,
     pub c1_curio: String,
-    pub winning: PoStMeta,
-    pub window: PoStMeta,
-    pub snap: SnapMeta,
+    /// Absent from a `cc` fixture, which holds a C1 output alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub winning: Option<PoStMeta>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<PoStMeta>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snap: Option<SnapMeta>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -67,6 +75,9 @@ pub struct PoStMeta {
     pub partition_index: usize,
     /// The challenged sectors, in the order of `vanilla_proofs`.
     pub sector_ids: Vec<u64>,
+    /// Their comm_r (hex), in the same order: what a verifier is given.
+    #[serde(default)]
+    pub comm_rs: Vec<String>,
     /// Paths relative to the fixture directory.
     pub vanilla_proofs: Vec<String>,
 }
@@ -94,6 +105,56 @@ pub struct CurioC1 {
     pub phase1_out: Vec<u8>,
     #[serde(rename = "SectorSize")]
     pub sector_size: u64,
+}
+
+/// filecoin-proofs-api's JSON form of a C1 output: the vanilla proofs tagged
+/// with the sector size's variant (`{"StackedDrg32GiBV1": [...]}`) and the
+/// registered proof beside them. Built as JSON, for any tree shape, and
+/// checked to parse as the api's type.
+pub fn api_c1_json<Tree: MerkleTreeTrait>(
+    seal: RegisteredSealProof,
+    c1: &SealCommitPhase1Output<Tree>,
+) -> Result<Value> {
+    use RegisteredSealProof::*;
+    let variant = match seal {
+        StackedDrg2KiBV1_1 => "StackedDrg2KiBV1",
+        StackedDrg8MiBV1_1 => "StackedDrg8MiBV1",
+        StackedDrg512MiBV1_1 => "StackedDrg512MiBV1",
+        StackedDrg32GiBV1_1 => "StackedDrg32GiBV1",
+        StackedDrg64GiBV1_1 => "StackedDrg64GiBV1",
+        other => bail!("{other:?} is not a seal proof this tool makes"),
+    };
+    let mut value = serde_json::to_value(c1)?;
+    let proofs = value["vanilla_proofs"].take();
+    value["vanilla_proofs"] = json!({ variant: proofs });
+    value["registered_proof"] = serde_json::to_value(seal)?;
+    let api: ApiSealCommitPhase1Output =
+        serde_json::from_value(value.clone()).context("the api form of the C1 output")?;
+    ensure!(
+        api.registered_proof == seal,
+        "the api form is tagged {:?}",
+        api.registered_proof
+    );
+    Ok(value)
+}
+
+/// Writes a C1 output as `c1.json` and as Curio's `c1-curio.json`, and
+/// fills in their names in `meta`.
+pub fn write_c1<Tree: MerkleTreeTrait>(
+    dir: &FixtureDir,
+    meta: &mut Meta,
+    c1: &SealCommitPhase1Output<Tree>,
+) -> Result<()> {
+    dir.write_json(C1, c1)?;
+    let curio = CurioC1 {
+        sector_num: meta.sector_id,
+        phase1_out: serde_json::to_vec(&api_c1_json(meta.registered_seal_proof, c1)?)?,
+        sector_size: meta.sector_size,
+    };
+    dir.write_json(C1_CURIO, &curio)?;
+    meta.c1 = C1.to_string();
+    meta.c1_curio = C1_CURIO.to_string();
+    Ok(())
 }
 
 /// A fixture directory.

@@ -4,19 +4,26 @@
 use anyhow::{ensure, Result};
 use clap::ValueEnum;
 use filecoin_proofs::{
-    constants::{SECTOR_SIZE_2_KIB, SECTOR_SIZE_512_MIB, SECTOR_SIZE_8_MIB},
+    constants::{
+        SECTOR_SIZE_2_KIB, SECTOR_SIZE_32_GIB, SECTOR_SIZE_512_MIB, SECTOR_SIZE_64_GIB,
+        SECTOR_SIZE_8_MIB,
+    },
     PoRepConfig, SectorShapeBase,
 };
 use filecoin_proofs_api::{
     ApiVersion, ProverId, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
 };
 
-/// The merkle tree shape of every sector size this tool makes: 2 KiB, 8 MiB
+/// The merkle tree shape of every sector size this tool seals: 2 KiB, 8 MiB
 /// and 512 MiB sectors all use filecoin-proofs' `SectorShapeBase` (one
-/// oct-tree, no sub- or top-trees), so one type serves them all.
+/// oct-tree, no sub- or top-trees), so one type serves them all. The
+/// production sizes, which `cc` makes without sealing, have shapes of their
+/// own (filecoin-proofs' `with_shape!` picks them).
 pub type Tree = SectorShapeBase;
 
-/// The sector sizes this tool seals.
+/// The sector sizes this tool knows: the three it seals and the two
+/// production sizes (32 GiB and 64 GiB), which it only makes CC C1 outputs
+/// of (`cc`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum SectorSize {
     #[value(name = "2KiB")]
@@ -25,6 +32,10 @@ pub enum SectorSize {
     Mib8,
     #[value(name = "512MiB")]
     Mib512,
+    #[value(name = "32GiB")]
+    Gib32,
+    #[value(name = "64GiB")]
+    Gib64,
 }
 
 /// The registered proofs a sector of one size is sealed and proven with:
@@ -46,11 +57,27 @@ impl SectorSize {
             SectorSize::Kib2 => SECTOR_SIZE_2_KIB,
             SectorSize::Mib8 => SECTOR_SIZE_8_MIB,
             SectorSize::Mib512 => SECTOR_SIZE_512_MIB,
+            SectorSize::Gib32 => SECTOR_SIZE_32_GIB,
+            SectorSize::Gib64 => SECTOR_SIZE_64_GIB,
         }
     }
 
+    pub const ALL: [SectorSize; 5] = [
+        SectorSize::Kib2,
+        SectorSize::Mib8,
+        SectorSize::Mib512,
+        SectorSize::Gib32,
+        SectorSize::Gib64,
+    ];
+
+    /// Whether this tool can seal a sector of this size (the production
+    /// sizes need hundreds of GiB of disk and hours: `cc` makes their C1).
+    pub fn sealable(self) -> bool {
+        self.bytes() <= SECTOR_SIZE_512_MIB
+    }
+
     pub fn from_bytes(bytes: u64) -> Result<Self> {
-        [SectorSize::Kib2, SectorSize::Mib8, SectorSize::Mib512]
+        Self::ALL
             .into_iter()
             .find(|size| size.bytes() == bytes)
             .ok_or_else(|| anyhow::anyhow!("unsupported sector size {bytes} bytes"))
@@ -79,6 +106,18 @@ impl SectorSize {
                 PoSt::StackedDrgWindow512MiBV1_2,
                 Update::StackedDrg512MiBV1,
             ),
+            SectorSize::Gib32 => (
+                Seal::StackedDrg32GiBV1_1,
+                PoSt::StackedDrgWinning32GiBV1,
+                PoSt::StackedDrgWindow32GiBV1_2,
+                Update::StackedDrg32GiBV1,
+            ),
+            SectorSize::Gib64 => (
+                Seal::StackedDrg64GiBV1_1,
+                PoSt::StackedDrgWinning64GiBV1,
+                PoSt::StackedDrgWindow64GiBV1_2,
+                Update::StackedDrg64GiBV1,
+            ),
         };
         ProofKinds {
             seal,
@@ -96,6 +135,8 @@ pub fn seal_proof_number(seal: RegisteredSealProof) -> Result<u64> {
         StackedDrg2KiBV1_1 => 5,
         StackedDrg8MiBV1_1 => 6,
         StackedDrg512MiBV1_1 => 7,
+        StackedDrg32GiBV1_1 => 8,
+        StackedDrg64GiBV1_1 => 9,
         other => anyhow::bail!("{other:?} is not a V1_1 seal proof this tool makes"),
     })
 }
@@ -155,7 +196,7 @@ mod tests {
 
     #[test]
     fn porep_ids_match_the_registry() {
-        for size in [SectorSize::Kib2, SectorSize::Mib8, SectorSize::Mib512] {
+        for size in SectorSize::ALL {
             let seal = size.kinds().seal;
             assert_eq!(porep_id(seal).unwrap(), seal.as_v1_config().porep_id);
             assert_eq!(u64::from(seal.sector_size()), size.bytes());

@@ -26,7 +26,7 @@ fn load(path: &Path) -> Result<supraseal_c2::SRS> {
 }
 
 #[cfg(not(feature = "supraseal"))]
-fn load(_path: &Path) -> Result<()> {
+fn load(_path: &Path) -> Result<std::convert::Infallible> {
     anyhow::bail!("load-params times supraseal-c2's loader: build with --features supraseal")
 }
 
@@ -35,10 +35,11 @@ pub fn run(path: &Path, json: Option<&Path>) -> Result<()> {
         .with_context(|| format!("cannot read {}", path.display()))?
         .len();
     let start = Instant::now();
-    let srs = load(path)?;
-    let seconds = start.elapsed().as_secs_f64();
-    let rss = peak_rss();
-    drop(srs);
+    let (seconds, rss) = {
+        // The SRS stays loaded until its peak memory has been read.
+        let _srs = load(path)?;
+        (start.elapsed().as_secs_f64(), peak_rss())
+    };
     let record = serde_json::json!({
         "loader": "supraseal-c2 SRS::try_new (bellperson 0.27 SuprasealParameters::new)",
         "file": path.display().to_string(),
@@ -52,7 +53,10 @@ pub fn run(path: &Path, json: Option<&Path>) -> Result<()> {
         path.display(),
         bytes as f64 / 1e9,
         bytes as f64 / seconds / 1e9,
-        rss.map_or_else(|| "unknown".into(), |b| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)),
+        rss.map_or_else(
+            || "unknown".into(),
+            |b| format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+        ),
     );
     if let Some(json) = json {
         std::fs::write(json, serde_json::to_string_pretty(&record)? + "\n")

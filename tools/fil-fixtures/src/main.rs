@@ -1,12 +1,16 @@
 //! `fil-fixtures`: seals a small Filecoin sector offline with filecoin-proofs
 //! 19.1 and writes the inputs a Groth16 prover receives for it (PoRep C1,
 //! WinningPoSt and WindowPoSt vanilla proofs, SnapDeals partition proofs)
-//! with what a verifier needs, then checks them; `c2-bench` times
+//! with what a verifier needs, then checks them; `cc` writes a
+//! committed-capacity sector's C1 output at any size (32 GiB and 64 GiB
+//! included) without sealing it; `c2-bench` times
 //! filecoin-proofs' own PoRep C2 on one. See README.md.
 
 #![forbid(unsafe_code)]
 
 mod c2bench;
+mod cc;
+mod cc_post;
 mod check;
 mod draws;
 mod fixture;
@@ -16,6 +20,7 @@ mod make;
 mod post;
 mod seal;
 mod snap;
+mod sparse;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -24,6 +29,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 use crate::c2bench::BenchOptions;
+use crate::cc::CcOptions;
 use crate::kinds::SectorSize;
 use crate::make::MakeOptions;
 
@@ -41,6 +47,9 @@ struct Cli {
 enum Command {
     /// Seal a sector, write its fixture directory and check it.
     Make(MakeArgs),
+    /// Write a committed-capacity sector's PoRep C1 output without sealing
+    /// it (any size, 32 GiB and 64 GiB included), and check it.
+    Cc(FixtureArgs),
     /// Verify the vanilla proofs of a fixture directory against its meta.json.
     Check(CheckArgs),
     /// Time filecoin-proofs' own seal_commit_phase2 (PoRep C2) on one C1
@@ -98,11 +107,14 @@ struct C2BenchArgs {
     rev: Option<String>,
 }
 
+/// What a fixture is made of: the sector size, the seed every random value
+/// derives from, the miner, and where it goes.
 #[derive(Args)]
-struct MakeArgs {
+struct FixtureArgs {
     #[arg(long, value_enum)]
     sector_size: SectorSize,
-    /// Every random value (data, ticket, seed, sector id, randomness) derives from it.
+    /// Every random value (data or unread labels, ticket, seed, sector id,
+    /// randomness) derives from it.
     #[arg(long)]
     seed: u64,
     /// The fixture directory; replaced if it exists.
@@ -112,6 +124,12 @@ struct MakeArgs {
     miner_id: u64,
     #[command(flatten)]
     work: WorkArgs,
+}
+
+#[derive(Args)]
+struct MakeArgs {
+    #[command(flatten)]
+    fixture: FixtureArgs,
     /// Keep the sealed sector's files (replica, caches) in the work directory.
     #[arg(long)]
     keep_sector: bool,
@@ -167,7 +185,10 @@ fn main() {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Make(args) => {
+        Command::Make(MakeArgs {
+            fixture: args,
+            keep_sector,
+        }) => {
             let work = args.work.dir();
             use_work_dir(&work)?;
             let opts = MakeOptions {
@@ -176,10 +197,23 @@ fn run(cli: Cli) -> Result<()> {
                 miner_id: args.miner_id,
                 sector_dir: work.join(format!("sector-{}-{}", args.sector_size.bytes(), args.seed)),
                 out: args.out,
-                keep_sector: args.keep_sector,
+                keep_sector,
             };
             make::make(&opts)?;
             check::check_fixture(&opts.out).context("self-check of the written fixture")?;
+            eprintln!("wrote and checked {}", opts.out.display());
+        }
+        Command::Cc(args) => {
+            use_work_dir(&args.work.dir())?;
+            let opts = CcOptions {
+                size: args.sector_size,
+                seed: args.seed,
+                miner_id: args.miner_id,
+                out: args.out,
+            };
+            cc::make_cc(&opts)?;
+            make::timed("check", || check::check_fixture(&opts.out))
+                .context("self-check of the written fixture")?;
             eprintln!("wrote and checked {}", opts.out.display());
         }
         Command::Check(args) => {

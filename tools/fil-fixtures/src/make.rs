@@ -4,16 +4,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Result};
-use filecoin_proofs::{commitment_from_fr, SealCommitPhase1Output};
-use filecoin_proofs_api::seal::{
-    SealCommitPhase1Output as ApiSealCommitPhase1Output, VanillaSealProof,
-};
-use filecoin_proofs_api::RegisteredSealProof;
+use anyhow::{ensure, Result};
+use filecoin_proofs::{commitment_from_fr, DefaultTreeHasher, SealCommitPhase1Output};
+use storage_proofs_core::merkle::MerkleTreeTrait;
 
 use crate::draws::Draws;
-use crate::fixture::{CurioC1, FixtureDir, Meta, PoStMeta, SnapMeta, C1, C1_CURIO, META};
-use crate::kinds::{self, SectorSize, Tree};
+use crate::fixture::{write_c1, FixtureDir, Meta, PoStMeta, SnapMeta, META};
+use crate::kinds::{self, SectorSize};
 use crate::post::{self, VanillaPoSt};
 use crate::seal::{self, SealedSector};
 use crate::snap::{self, UpdatedSector};
@@ -37,6 +34,12 @@ struct Made {
 }
 
 pub fn make(opts: &MakeOptions) -> Result<()> {
+    ensure!(
+        opts.size.sealable(),
+        "a {:?} sector cannot be sealed here (hundreds of GiB of disk, hours of \
+         labelling): `fil-fixtures cc` makes its C1 output without sealing",
+        opts.size
+    );
     let kinds = opts.size.kinds();
     let config = kinds::porep_config(kinds.seal)?;
     let prover_id = kinds::prover_id(opts.miner_id);
@@ -74,100 +77,107 @@ pub fn make(opts: &MakeOptions) -> Result<()> {
     Ok(())
 }
 
-fn timed<T>(stage: &str, run: impl FnOnce() -> Result<T>) -> Result<T> {
+pub fn timed<T>(stage: &str, run: impl FnOnce() -> Result<T>) -> Result<T> {
     let start = Instant::now();
     let result = run();
     eprintln!("{stage}: {:.2} s", start.elapsed().as_secs_f64());
     result
 }
 
-/// The meta data of what was made; the file names are filled in as the
-/// files are written.
+/// The meta data of a sector's PoRep: ids, randomness and commitments; the
+/// file names are filled in as the files are written.
+pub fn seal_meta<Tree: MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    size: SectorSize,
+    fixture_seed: u64,
+    miner_id: u64,
+    sector_id: u64,
+    c1: &SealCommitPhase1Output<Tree>,
+    generator: &str,
+) -> Result<Meta> {
+    let kinds = size.kinds();
+    let config = kinds::porep_config(kinds.seal)?;
+    Ok(Meta {
+        generator: format!(
+            "fil-fixtures {} {generator} with filecoin-proofs 19.1.0",
+            env!("CARGO_PKG_VERSION")
+        ),
+        fixture_seed,
+        registered_seal_proof: kinds.seal,
+        registered_seal_proof_number: kinds::seal_proof_number(kinds.seal)?,
+        api_version: config.api_version.to_string(),
+        sector_size: size.bytes(),
+        porep_id: config.porep_id,
+        porep_partitions: usize::from(config.partitions),
+        miner_id,
+        prover_id: kinds::prover_id(miner_id),
+        sector_id,
+        ticket: c1.ticket,
+        seed: c1.seed,
+        comm_r: c1.comm_r,
+        comm_d: c1.comm_d,
+        replica_id: commitment_from_fr(c1.replica_id.into()),
+        c1: String::new(),
+        c1_curio: String::new(),
+        winning: None,
+        window: None,
+        snap: None,
+    })
+}
+
 fn describe(opts: &MakeOptions, made: &Made) -> Result<Meta> {
     let kinds = opts.size.kinds();
-    let config = kinds::porep_config(kinds.seal)?;
     let sector = &made.sector;
-    let post_meta = |vanilla: &VanillaPoSt| PoStMeta {
+    let mut meta = seal_meta(
+        opts.size,
+        opts.seed,
+        opts.miner_id,
+        u64::from(sector.sector_id),
+        &sector.c1,
+        "(a sealed sector)",
+    )?;
+    ensure!(
+        (sector.comm_r, sector.comm_d) == (meta.comm_r, meta.comm_d),
+        "the C1 output's commitments differ from PreCommit 2's"
+    );
+    meta.snap = Some(SnapMeta {
+        registered_proof: kinds.update,
+        comm_r_old: made.update.comm_r_old,
+        comm_r_new: made.update.comm_r_new,
+        comm_d_new: made.update.comm_d_new,
+        partition_proofs: Vec::new(),
+    });
+    Ok(meta)
+}
+
+/// Writes a PoSt's vanilla proofs as `<name>/vanilla-<i>.bin` and returns
+/// their meta data.
+pub fn write_post(dir: &FixtureDir, name: &str, vanilla: &VanillaPoSt) -> Result<PoStMeta> {
+    Ok(PoStMeta {
         registered_proof: vanilla.kind,
         randomness: vanilla.randomness,
         partition_index: 0,
         sector_ids: vanilla.sector_ids.clone(),
-        vanilla_proofs: Vec::new(),
-    };
-    Ok(Meta {
-        generator: format!(
-            "fil-fixtures {} with filecoin-proofs 19.1.0",
-            env!("CARGO_PKG_VERSION")
-        ),
-        fixture_seed: opts.seed,
-        registered_seal_proof: kinds.seal,
-        registered_seal_proof_number: kinds::seal_proof_number(kinds.seal)?,
-        api_version: config.api_version.to_string(),
-        sector_size: opts.size.bytes(),
-        porep_id: config.porep_id,
-        porep_partitions: usize::from(config.partitions),
-        miner_id: opts.miner_id,
-        prover_id: kinds::prover_id(opts.miner_id),
-        sector_id: u64::from(sector.sector_id),
-        ticket: sector.ticket,
-        seed: sector.seed,
-        comm_r: sector.comm_r,
-        comm_d: sector.comm_d,
-        replica_id: commitment_from_fr(sector.c1.replica_id.into()),
-        c1: C1.to_string(),
-        c1_curio: C1_CURIO.to_string(),
-        winning: post_meta(&made.winning),
-        window: post_meta(&made.window),
-        snap: SnapMeta {
-            registered_proof: kinds.update,
-            comm_r_old: made.update.comm_r_old,
-            comm_r_new: made.update.comm_r_new,
-            comm_d_new: made.update.comm_d_new,
-            partition_proofs: Vec::new(),
-        },
+        comm_rs: vanilla.comm_rs.iter().map(hex::encode).collect(),
+        vanilla_proofs: dir.write_numbered(&format!("{name}/vanilla"), &vanilla.proofs)?,
     })
 }
 
-fn write_fixture(out: &Path, meta: &mut Meta, made: &Made) -> Result<()> {
+/// Replaces `out` with an empty fixture directory.
+pub fn fresh_dir(out: &Path) -> Result<FixtureDir> {
     if out.exists() {
         fs::remove_dir_all(out)?;
     }
-    let dir = FixtureDir::new(out);
-    let c1 = &made.sector.c1;
-    dir.write_json(C1, c1)?;
-    let curio = CurioC1 {
-        sector_num: meta.sector_id,
-        phase1_out: serde_json::to_vec(&api_c1(meta.registered_seal_proof, c1)?)?,
-        sector_size: meta.sector_size,
-    };
-    dir.write_json(C1_CURIO, &curio)?;
-    meta.winning.vanilla_proofs = dir.write_numbered("winning/vanilla", &made.winning.proofs)?;
-    meta.window.vanilla_proofs = dir.write_numbered("window/vanilla", &made.window.proofs)?;
-    meta.snap.partition_proofs =
-        dir.write_numbered("snap/partition", &made.update.partition_proofs)?;
-    dir.write_json_pretty(META, meta)
+    Ok(FixtureDir::new(out))
 }
 
-/// filecoin-proofs-api's form of a C1 output: the vanilla proofs tagged with
-/// the sector size's variant and the registered proof beside them.
-fn api_c1(
-    seal: RegisteredSealProof,
-    c1: &SealCommitPhase1Output<Tree>,
-) -> Result<ApiSealCommitPhase1Output> {
-    let proofs = c1.vanilla_proofs.clone();
-    let vanilla_proofs = match seal {
-        RegisteredSealProof::StackedDrg2KiBV1_1 => VanillaSealProof::StackedDrg2KiBV1(proofs),
-        RegisteredSealProof::StackedDrg8MiBV1_1 => VanillaSealProof::StackedDrg8MiBV1(proofs),
-        RegisteredSealProof::StackedDrg512MiBV1_1 => VanillaSealProof::StackedDrg512MiBV1(proofs),
-        other => bail!("{other:?} is not a seal proof this tool makes"),
-    };
-    Ok(ApiSealCommitPhase1Output {
-        registered_proof: seal,
-        vanilla_proofs,
-        comm_r: c1.comm_r,
-        comm_d: c1.comm_d,
-        replica_id: c1.replica_id,
-        seed: c1.seed,
-        ticket: c1.ticket,
-    })
+fn write_fixture(out: &Path, meta: &mut Meta, made: &Made) -> Result<()> {
+    let dir = fresh_dir(out)?;
+    write_c1(&dir, meta, &made.sector.c1)?;
+    meta.winning = Some(write_post(&dir, "winning", &made.winning)?);
+    meta.window = Some(write_post(&dir, "window", &made.window)?);
+    if let Some(snap) = meta.snap.as_mut() {
+        snap.partition_proofs =
+            dir.write_numbered("snap/partition", &made.update.partition_proofs)?;
+    }
+    dir.write_json_pretty(META, meta)
 }

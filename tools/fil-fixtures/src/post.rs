@@ -7,11 +7,15 @@ use filecoin_proofs::{
     as_safe_commitment, generate_fallback_sector_challenges, generate_single_vanilla_proof,
     generate_winning_post_sector_challenge,
     parameters::{window_post_public_params, winning_post_public_params},
-    single_partition_vanilla_proofs, FallbackPoStSectorProof, PoStType, PrivateReplicaInfo,
-    ProverId,
+    single_partition_vanilla_proofs, DefaultTreeHasher, FallbackPoStSectorProof, PoStConfig,
+    PoStType, PrivateReplicaInfo, ProverId,
 };
 use filecoin_proofs_api::RegisteredPoStProof;
-use storage_proofs_core::{merkle::MerkleProofTrait, proof::ProofScheme, sector::SectorId};
+use storage_proofs_core::{
+    merkle::{MerkleProofTrait, MerkleTreeTrait},
+    proof::ProofScheme,
+    sector::SectorId,
+};
 use storage_proofs_post::fallback::{FallbackPoSt, PublicInputs, PublicSector};
 
 use crate::kinds::Tree;
@@ -22,6 +26,8 @@ pub struct VanillaPoSt {
     pub kind: RegisteredPoStProof,
     pub randomness: [u8; 32],
     pub sector_ids: Vec<u64>,
+    /// Their comm_r, in the same order.
+    pub comm_rs: Vec<[u8; 32]>,
     /// bincode of `FallbackPoStSectorProof<Tree>`, one per sector.
     pub proofs: Vec<Vec<u8>>,
 }
@@ -36,19 +42,7 @@ pub fn prove_sector(
 ) -> Result<VanillaPoSt> {
     let config = kind.as_v1_config();
     let proving_set = [sector.sector_id];
-    let challenged: Vec<SectorId> = match config.typ {
-        // WinningPoSt first picks which sectors of the set to challenge.
-        PoStType::Winning => generate_winning_post_sector_challenge::<Tree>(
-            &config,
-            &randomness,
-            proving_set.len() as u64,
-            prover_id,
-        )?
-        .into_iter()
-        .map(|index| proving_set[index as usize])
-        .collect(),
-        PoStType::Window => proving_set.to_vec(),
-    };
+    let challenged = challenged_sectors::<Tree>(&config, randomness, &proving_set, prover_id)?;
     let challenges =
         generate_fallback_sector_challenges::<Tree>(&config, &randomness, &challenged, prover_id)?;
     let replica = PrivateReplicaInfo::<Tree>::new(
@@ -61,27 +55,54 @@ pub fn prove_sector(
         kind,
         randomness,
         sector_ids: Vec::new(),
+        comm_rs: Vec::new(),
         proofs: Vec::new(),
     };
     for sector_id in challenged {
         let leaves = &challenges[&sector_id];
         let proof = generate_single_vanilla_proof::<Tree>(&config, sector_id, &replica, leaves)?;
         post.sector_ids.push(u64::from(sector_id));
+        post.comm_rs.push(sector.comm_r);
         post.proofs.push(bincode::serialize(&proof)?);
     }
     Ok(post)
 }
 
+/// The sectors of `proving_set` a PoSt challenges: WinningPoSt picks them
+/// from the randomness, WindowPoSt takes them all.
+pub fn challenged_sectors<Tree: 'static + MerkleTreeTrait>(
+    config: &PoStConfig,
+    randomness: [u8; 32],
+    proving_set: &[SectorId],
+    prover_id: ProverId,
+) -> Result<Vec<SectorId>> {
+    Ok(match config.typ {
+        PoStType::Winning => generate_winning_post_sector_challenge::<Tree>(
+            config,
+            &randomness,
+            proving_set.len() as u64,
+            prover_id,
+        )?
+        .into_iter()
+        .map(|index| proving_set[index as usize])
+        .collect(),
+        PoStType::Window => proving_set.to_vec(),
+    })
+}
+
 /// Checks vanilla proofs as filecoin-proofs does before it proves them:
 /// shaped into partition `partition_index` and verified against the
 /// randomness and prover id, whose challenges they must answer.
-pub fn verify_vanilla(
+pub fn verify_vanilla<Tree>(
     kind: RegisteredPoStProof,
     prover_id: ProverId,
     randomness: [u8; 32],
     partition_index: usize,
     proofs: &[Vec<u8>],
-) -> Result<bool> {
+) -> Result<bool>
+where
+    Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>,
+{
     let config = kind.as_v1_config();
     let proofs = proofs
         .iter()

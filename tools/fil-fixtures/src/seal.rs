@@ -20,8 +20,6 @@ use crate::kinds::Tree;
 /// output.
 pub struct SealedSector {
     pub sector_id: SectorId,
-    pub ticket: [u8; 32],
-    pub seed: [u8; 32],
     pub comm_r: Commitment,
     pub comm_d: Commitment,
     pub replica: PathBuf,
@@ -118,8 +116,6 @@ pub fn seal_sector(
 
     Ok(SealedSector {
         sector_id,
-        ticket,
-        seed,
         comm_r: pre_commit.comm_r,
         comm_d: pre_commit.comm_d,
         replica,
