@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs a long GPU job (longer than one device call may run) ON the GPU
+# machine, in a process session of its own so that it outlives the call
+# that started it, while later calls on the same warm machine follow it.
+#
+#   scripts/gpu-long.sh start DIR COMMAND...   start COMMAND in DIR's job
+#   scripts/gpu-long.sh wait DIR SECONDS       follow it for up to SECONDS
+#
+# `start` runs COMMAND (for example `scripts/gpu-filecoin.sh cc:32GiB
+# setup:porep:32GiB bench:porep:32GiB:1` with OUT=DIR) with its output in
+# DIR/console.log, samples the host's memory every 5 s into
+# DIR/host-mem.txt (unix time, used MiB, available MiB), and writes
+# DIR/exit with COMMAND's exit status when it ends. `wait` returns when the
+# job has ended or SECONDS have passed, printing the end of the console
+# and the memory samples' peak; it exits 0 once the job has ended, 3 while
+# it still runs. A job lives only as long as the machine: each call must
+# follow the last within the machine's warm time.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+usage() { sed -n '2,17p' "$0"; exit 2; }
+[ $# -ge 2 ] || usage
+verb=$1 dir=$2
+shift 2
+mkdir -p "$dir"
+
+case $verb in
+    start)
+        [ $# -ge 1 ] || usage
+        rm -f "$dir/exit"
+        setsid bash -c '
+            dir=$1; shift
+            while sleep 5; do
+                echo "$(date +%s) $(free -m | awk "/^Mem:/ {print \$3, \$7}")"
+            done > "$dir/host-mem.txt" &
+            sampler=$!
+            "$@" > "$dir/console.log" 2>&1
+            echo $? > "$dir/exit"
+            kill $sampler
+        ' gpu-long "$dir" "$@" < /dev/null > /dev/null 2>&1 &
+        echo "started in $dir: $*"
+        ;;
+    wait)
+        seconds=${1:-540}
+        end=$(( $(date +%s) + seconds ))
+        while [ ! -f "$dir/exit" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 5; done
+        tail -n 40 "$dir/console.log" 2>/dev/null
+        sort -k2 -n "$dir/host-mem.txt" 2>/dev/null | tail -n 1 \
+            | awk '{print "host memory peak so far: " $2 " MiB used (" $3 " MiB available then)"}'
+        if [ -f "$dir/exit" ]; then
+            echo "job ended, exit $(cat "$dir/exit")"
+            exit 0
+        fi
+        echo "job still running"
+        exit 3
+        ;;
+    *) usage ;;
+esac
