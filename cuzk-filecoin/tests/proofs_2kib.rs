@@ -11,7 +11,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{hex32, key, meta, param_dir, request, seal_ids, SIZE};
+use common::{hex32, key, param_dir, request, seal_ids, SIZE};
 use cuzk_engine::{Engine, EngineConfig, ProofRequest, ProvingKey};
 use cuzk_filecoin::SealIds;
 use cuzk_filecoin::{CircuitId, FilecoinRequest, ProofKind};
