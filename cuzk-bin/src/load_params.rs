@@ -113,19 +113,11 @@ fn gb(bytes: u64) -> f64 {
 }
 
 fn print_peak(label: &str) {
-    match peak_rss_bytes() {
+    match crate::machine::peak_rss_bytes() {
         Some(peak) => println!(
             "{label:<13} {:.2} GiB (VmHWM)",
             peak as f64 / (1u64 << 30) as f64
         ),
         None => println!("{label:<13} unknown (no /proc/self/status)"),
     }
-}
-
-/// The process's peak resident memory, from `/proc/self/status` (Linux).
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }

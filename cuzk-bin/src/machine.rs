@@ -65,8 +65,19 @@ fn hostname() -> String {
 
 /// `MemTotal` of /proc/meminfo, in bytes.
 fn memory_bytes() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    proc_kib_line("/proc/meminfo", "MemTotal:")
+}
+
+/// The process's peak resident memory so far, from `/proc/self/status`
+/// (VmHWM; Linux only).
+pub fn peak_rss_bytes() -> Option<u64> {
+    proc_kib_line("/proc/self/status", "VmHWM:")
+}
+
+/// The figure of `file`'s line `key  N kB`, in bytes.
+fn proc_kib_line(file: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(file).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }

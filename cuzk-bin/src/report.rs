@@ -102,6 +102,10 @@ pub struct BenchReport {
     pub stage_medians_ms: StageFigures,
     /// The host pool's allocations, reuses and frees during the run.
     pub host_pool: HostPoolFigures,
+    /// The process's peak resident memory when the report was made
+    /// (VmHWM: the key, the compiled shapes and the run together; for a
+    /// sweep, the peak so far); `None` where the OS does not say.
+    pub peak_rss_bytes: Option<u64>,
     /// Every lock hold.
     pub lock_holds: Vec<HoldRecord>,
     /// Every synthesis.
@@ -270,6 +274,7 @@ impl BenchReport {
                 .collect(),
             stage_medians_ms: stage_figures(&metrics.stages),
             host_pool: measurement.host_pool,
+            peak_rss_bytes: crate::machine::peak_rss_bytes(),
             lock_holds: metrics.prove_spans.iter().map(hold_record).collect(),
             synthesis_spans: metrics.synth_spans.iter().map(synth_record).collect(),
         }
@@ -338,6 +343,13 @@ impl BenchReport {
             pool.freed,
             pool.limit_bytes as f64 / (1u64 << 30) as f64
         );
+        if let Some(peak) = self.peak_rss_bytes {
+            let _ = writeln!(
+                out,
+                "  peak host memory: {:.1} GiB (the process's VmHWM: key, shapes and run)",
+                peak as f64 / (1u64 << 30) as f64
+            );
+        }
         out
     }
 }
