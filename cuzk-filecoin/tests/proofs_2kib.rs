@@ -196,11 +196,26 @@ fn cc_post_proofs_made_without_sealing_are_accepted() {
     assert_post_accepted("cc-2KiB", ProofKind::WindowPoSt);
 }
 
-#[test]
-fn snap_deals_proof_is_accepted_by_verify_empty_sector_update_proof() {
-    let request = request(ProofKind::SnapDeals);
+/// Proves the SnapDeals update in the fixture directory `dir` and checks it
+/// with `verify_empty_sector_update_proof`, which must reject another
+/// comm_d_new.
+fn assert_snap_accepted(dir: &str) {
+    let m: serde_json::Value =
+        serde_json::from_slice(&common::fixture_in(dir, "meta.json")).expect("meta.json");
+    let snap = &m["snap"];
+    let comms = cuzk_filecoin::UpdateCommitments {
+        comm_r_old: hex32(&snap["comm_r_old"]),
+        comm_r_new: hex32(&snap["comm_r_new"]),
+        comm_d_new: hex32(&snap["comm_d_new"]),
+    };
+    let partitions: Vec<Vec<u8>> = snap["partition_proofs"]
+        .as_array()
+        .expect("a list")
+        .iter()
+        .map(|f| common::fixture_in(dir, f.as_str().unwrap()))
+        .collect();
+    let request = FilecoinRequest::snap_deals(SIZE, comms, &partitions).expect("update request");
     let proof = prove(&request);
-    let comms = common::update_comms();
     let verify = |comm_d_new: [u8; 32]| {
         filecoin_proofs::verify_empty_sector_update_proof::<SectorShape2KiB>(
             &SIZE.porep_config(),
@@ -211,8 +226,23 @@ fn snap_deals_proof_is_accepted_by_verify_empty_sector_update_proof() {
         )
         .expect("verify_empty_sector_update_proof runs")
     };
-    assert!(verify(comms.comm_d_new));
-    assert!(!verify(flipped(comms.comm_d_new)), "another comm_d_new");
+    assert!(verify(comms.comm_d_new), "{dir}: rejected");
+    assert!(
+        !verify(flipped(comms.comm_d_new)),
+        "{dir}: another comm_d_new"
+    );
+}
+
+#[test]
+fn snap_deals_proof_is_accepted_by_verify_empty_sector_update_proof() {
+    assert_snap_accepted("2KiB");
+}
+
+/// A zero-data update of a CC sector made without sealing (`fil-fixtures
+/// cc`) is proven and accepted like a sealed sector's update.
+#[test]
+fn cc_snap_deals_made_without_sealing_is_accepted() {
+    assert_snap_accepted("cc-2KiB");
 }
 
 /// Two kinds at once through the engine (compiled synthesis, shapes cached

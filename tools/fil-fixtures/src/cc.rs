@@ -39,11 +39,11 @@ use storage_proofs_porep::stacked::{
     ReplicaColumnProof, StackedBucketGraph, TOTAL_PARENTS,
 };
 
-use crate::cc_post::cc_post;
+use crate::cc_post::{cc_post, cc_update};
 use crate::draws::{Draws, SealDraws};
 use crate::fixture::{write_c1, META};
 use crate::kinds::{self, SectorSize};
-use crate::make::{fresh_dir, seal_meta, timed, write_post};
+use crate::make::{fresh_dir, seal_meta, timed, write_post, write_update};
 use crate::sparse::SparseTree;
 
 pub struct CcOptions {
@@ -68,7 +68,7 @@ where
     let config = kinds::porep_config(opts.size.kinds().seal)?;
     let draws = Draws::new(opts.seed);
     let seal = draws.seal();
-    let c1 = timed("CC C1 (labels, sparse trees, vanilla proofs)", || {
+    let sector = timed("CC C1 (labels, sparse trees, vanilla proofs)", || {
         cc_c1::<Tree>(
             &config,
             kinds::prover_id(opts.miner_id),
@@ -76,12 +76,13 @@ where
             &mut draws.unread_labels(),
         )
     })?;
+    let c1 = &sector.c1;
     let mut meta = seal_meta(
         opts.size,
         opts.seed,
         opts.miner_id,
         seal.sector_id,
-        &c1,
+        c1,
         "cc (a committed-capacity sector, not sealed)",
     )?;
     let randomness = draws.post();
@@ -106,11 +107,15 @@ where
             &mut post_rng,
         )
     })?;
+    let update = timed("CC SnapDeals partition proofs (zero new data)", || {
+        cc_update::<Tree>(kinds.update, &sector)
+    })?;
     let dir = fresh_dir(&opts.out)?;
     timed("write", || {
-        write_c1(&dir, &mut meta, &c1)?;
+        write_c1(&dir, &mut meta, c1)?;
         meta.winning = Some(write_post(&dir, "winning", &winning)?);
         meta.window = Some(write_post(&dir, "window", &window)?);
+        meta.snap = Some(write_update(&dir, kinds.update, &update)?);
         dir.write_json_pretty(META, &meta)
     })
 }
@@ -126,6 +131,14 @@ type TreeProof<Tree> = MerkleProof<
 /// Labels of one node, layer 1 first.
 type Column32 = Vec<DefaultTreeDomain>;
 
+/// A CC sector made by [`cc_c1`]: its C1 output, and what a SnapDeals
+/// update of it opens (tree R and comm_c).
+pub struct CcSector<Tree: MerkleTreeTrait> {
+    pub c1: SealCommitPhase1Output<Tree>,
+    pub tree_r: SparseTree<DefaultTreeHasher>,
+    pub comm_c: DefaultTreeDomain,
+}
+
 /// The C1 output of a CC sector with the ids and randomness of `draws`,
 /// its unread labels and unopened tree leaves drawn from `labels_rng`.
 pub fn cc_c1<Tree>(
@@ -133,7 +146,7 @@ pub fn cc_c1<Tree>(
     prover_id: ProverId,
     draws: &SealDraws,
     labels_rng: &mut dyn RngCore,
-) -> Result<SealCommitPhase1Output<Tree>>
+) -> Result<CcSector<Tree>>
 where
     Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>,
 {
@@ -211,13 +224,18 @@ where
         })
         .collect::<Result<Vec<_>>>()?;
 
-    Ok(SealCommitPhase1Output {
+    let c1 = SealCommitPhase1Output {
         vanilla_proofs,
         comm_r: commitment_from_fr(comm_r.into()),
         comm_d,
         replica_id,
         seed: draws.seed,
         ticket: draws.ticket,
+    };
+    Ok(CcSector {
+        c1,
+        comm_c: tree_c.root(),
+        tree_r,
     })
 }
 
@@ -455,9 +473,9 @@ mod tests {
         }
     }
 
-    /// A 32 GiB and a 64 GiB C1 output (10 partitions of 18 challenges)
-    /// and a full WindowPoSt partition (2,349 and 2,300 sectors), made and
-    /// vanilla-verified.
+    /// A 32 GiB and a 64 GiB C1 output (10 partitions of 18 challenges), a
+    /// full WindowPoSt partition (2,349 and 2,300 sectors) and a SnapDeals
+    /// update (16 partitions), made and vanilla-verified.
     #[test]
     fn cc_fixtures_verify_at_production_sizes() {
         for (size, window_sectors) in [(SectorSize::Gib32, 2349), (SectorSize::Gib64, 2300)] {
@@ -466,6 +484,8 @@ mod tests {
             assert_eq!(meta["porep_partitions"], 10);
             let window = meta["window"]["vanilla_proofs"].as_array().unwrap();
             assert_eq!(window.len(), window_sectors, "{size:?}");
+            let snap = meta["snap"]["partition_proofs"].as_array().unwrap();
+            assert_eq!(snap.len(), 16, "{size:?}: SnapDeals partitions");
             std::fs::remove_dir_all(out).unwrap();
         }
     }
@@ -530,7 +550,7 @@ mod tests {
                 &mut draws.unread_labels(),
             )
             .unwrap();
-            serde_json::to_value(made).unwrap()
+            serde_json::to_value(made.c1).unwrap()
         };
         assert_eq!(c1(3), c1(3));
         assert_ne!(c1(3)["comm_r"], c1(4)["comm_r"]);

@@ -1,5 +1,5 @@
-//! WinningPoSt and WindowPoSt vanilla proofs of CC sectors made without
-//! sealing them, at any size.
+//! WinningPoSt and WindowPoSt vanilla proofs of CC sectors, and SnapDeals
+//! partition proofs of an update of one, made without sealing, at any size.
 //!
 //! A PoSt opens each challenged sector's tree R at a few leaves and proves
 //! comm_r = H(comm_c, comm_r_last); nothing ties the leaves to labels. So
@@ -10,20 +10,29 @@
 use std::collections::BTreeMap;
 
 use anyhow::{anyhow, Result};
+use filecoin_hashers::sha256::Sha256Hasher;
 use filecoin_hashers::{HashFunction, Hasher};
+use filecoin_proofs::{
+    as_safe_commitment, DefaultPieceDomain, DefaultTreeDomain, SectorUpdateConfig,
+};
 use filecoin_proofs::{
     commitment_from_fr, generate_fallback_sector_challenges, DefaultTreeHasher,
     FallbackPoStSectorProof, PoStType, ProverId,
 };
-use filecoin_proofs_api::RegisteredPoStProof;
+use filecoin_proofs_api::{RegisteredPoStProof, RegisteredUpdateProof};
+use generic_array::typenum::{U0, U2};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 use rayon::prelude::*;
 use storage_proofs_core::{merkle::MerkleTreeTrait, sector::SectorId};
 use storage_proofs_post::fallback::{Proof, SectorProof};
+use storage_proofs_update::{
+    ChallengeProof, Challenges, PartitionProof, PublicParams as UpdateParams,
+};
 
-use crate::cc::random_domain;
+use crate::cc::{random_domain, CcSector};
 use crate::post::{challenged_sectors, VanillaPoSt};
+use crate::snap::UpdatedSector;
 use crate::sparse::SparseTree;
 
 /// The vanilla proofs of a PoSt of `kind` under `randomness` over CC
@@ -110,5 +119,59 @@ where
                 comm_r_last,
             }],
         },
+    })
+}
+
+/// The partition proofs of a SnapDeals update of the CC `sector` with
+/// zero data (what a CC sector is updated with when a deal's data is all
+/// zeros). Zero data leaves every replica node as it was (the new node is
+/// the old plus data times rho), so tree R new is the sector's tree R and
+/// comm_r_new = comm_r_old; tree D new is the zero tree, so comm_d_new is
+/// the zero commitment and every apex leaf the zero subtree root at its
+/// height. The challenges follow from comm_r_new, by storage-proofs'
+/// `Challenges`, and open tree R wherever they fall.
+pub fn cc_update<Tree>(
+    kind: RegisteredUpdateProof,
+    sector: &CcSector<Tree>,
+) -> Result<UpdatedSector>
+where
+    Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>,
+{
+    let config = SectorUpdateConfig::from_porep_config(&kind.as_v1_config());
+    let params = UpdateParams::from_sector_size(u64::from(config.sector_size));
+    let tree_d = SparseTree::<Sha256Hasher>::new(
+        vec![2; params.challenge_bit_len],
+        DefaultPieceDomain::default(),
+        BTreeMap::new(),
+    )?;
+    let apex_height =
+        params.challenge_bit_len - params.partition_bit_len - params.apex_leaf_bit_len;
+    let apex_leafs = vec![tree_d.default_at(apex_height); params.apex_leaf_count];
+    let comm_r = as_safe_commitment::<DefaultTreeDomain, _>(&sector.c1.comm_r, "comm_r")?;
+    let partition_proofs = (0..params.partition_count)
+        .map(|k| {
+            let challenge_proofs = Challenges::new(params.sector_nodes, comm_r, k)
+                .map(|c| {
+                    let leaf = u64::from(c);
+                    Ok(ChallengeProof {
+                        proof_r_old: sector.tree_r.proof(leaf)?,
+                        proof_d_new: tree_d.proof::<U2, U0, U0>(leaf)?,
+                        proof_r_new: sector.tree_r.proof(leaf)?,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let proof = PartitionProof::<Tree> {
+                comm_c: sector.comm_c,
+                apex_leafs: apex_leafs.clone(),
+                challenge_proofs,
+            };
+            Ok(bincode::serialize(&proof)?)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(UpdatedSector {
+        comm_r_old: sector.c1.comm_r,
+        comm_r_new: sector.c1.comm_r,
+        comm_d_new: tree_d.root().into(),
+        partition_proofs,
     })
 }

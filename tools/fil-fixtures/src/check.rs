@@ -41,7 +41,7 @@ pub fn check_fixture(root: &Path) -> Result<()> {
             .context("WindowPoSt")?;
     }
     if let Some(snap) = &meta.snap {
-        check_snap(&dir, snap).context("SnapDeals")?;
+        with_shape!(meta.sector_size, check_snap, &dir, snap,).context("SnapDeals")?;
     }
     Ok(())
 }
@@ -241,10 +241,13 @@ where
     Ok(())
 }
 
-fn check_snap(dir: &FixtureDir, snap_meta: &SnapMeta) -> Result<()> {
+fn check_snap<Tree>(dir: &FixtureDir, snap_meta: &SnapMeta) -> Result<()>
+where
+    Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>,
+{
     let proofs = dir.read_all(&snap_meta.partition_proofs)?;
     let verify = |comm_d_new| {
-        snap::verify_vanilla(
+        snap::verify_vanilla::<Tree>(
             snap_meta.registered_proof,
             snap_meta.comm_r_old,
             snap_meta.comm_r_new,

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use anyhow::{ensure, Result};
 use filecoin_proofs::{commitment_from_fr, DefaultTreeHasher, SealCommitPhase1Output};
+use filecoin_proofs_api::RegisteredUpdateProof;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 
 use crate::draws::Draws;
@@ -125,9 +126,8 @@ pub fn seal_meta<Tree: MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
 }
 
 fn describe(opts: &MakeOptions, made: &Made) -> Result<Meta> {
-    let kinds = opts.size.kinds();
     let sector = &made.sector;
-    let mut meta = seal_meta(
+    let meta = seal_meta(
         opts.size,
         opts.seed,
         opts.miner_id,
@@ -139,13 +139,6 @@ fn describe(opts: &MakeOptions, made: &Made) -> Result<Meta> {
         (sector.comm_r, sector.comm_d) == (meta.comm_r, meta.comm_d),
         "the C1 output's commitments differ from PreCommit 2's"
     );
-    meta.snap = Some(SnapMeta {
-        registered_proof: kinds.update,
-        comm_r_old: made.update.comm_r_old,
-        comm_r_new: made.update.comm_r_new,
-        comm_d_new: made.update.comm_d_new,
-        partition_proofs: Vec::new(),
-    });
     Ok(meta)
 }
 
@@ -162,6 +155,22 @@ pub fn write_post(dir: &FixtureDir, name: &str, vanilla: &VanillaPoSt) -> Result
     })
 }
 
+/// Writes an update's partition proofs as `snap/partition-<i>.bin` and
+/// returns their meta data.
+pub fn write_update(
+    dir: &FixtureDir,
+    kind: RegisteredUpdateProof,
+    update: &UpdatedSector,
+) -> Result<SnapMeta> {
+    Ok(SnapMeta {
+        registered_proof: kind,
+        comm_r_old: update.comm_r_old,
+        comm_r_new: update.comm_r_new,
+        comm_d_new: update.comm_d_new,
+        partition_proofs: dir.write_numbered("snap/partition", &update.partition_proofs)?,
+    })
+}
+
 /// Replaces `out` with an empty fixture directory.
 pub fn fresh_dir(out: &Path) -> Result<FixtureDir> {
     if out.exists() {
@@ -175,9 +184,7 @@ fn write_fixture(out: &Path, meta: &mut Meta, made: &Made) -> Result<()> {
     write_c1(&dir, meta, &made.sector.c1)?;
     meta.winning = Some(write_post(&dir, "winning", &made.winning)?);
     meta.window = Some(write_post(&dir, "window", &made.window)?);
-    if let Some(snap) = meta.snap.as_mut() {
-        snap.partition_proofs =
-            dir.write_numbered("snap/partition", &made.update.partition_proofs)?;
-    }
+    let update = SectorSize::from_bytes(meta.sector_size)?.kinds().update;
+    meta.snap = Some(write_update(&dir, update, &made.update)?);
     dir.write_json_pretty(META, meta)
 }

@@ -8,10 +8,11 @@ use std::path::Path;
 
 use anyhow::{ensure, Context, Result};
 use filecoin_proofs::{
-    encode_into, generate_partition_proofs, verify_partition_proofs, Commitment, PartitionProof,
-    SectorUpdateConfig,
+    encode_into, generate_partition_proofs, verify_partition_proofs, Commitment, DefaultTreeHasher,
+    PartitionProof, SectorUpdateConfig,
 };
 use filecoin_proofs_api::RegisteredUpdateProof;
+use storage_proofs_core::merkle::MerkleTreeTrait;
 
 use crate::draws::Draws;
 use crate::kinds::Tree;
@@ -81,13 +82,16 @@ pub fn update_sector(
 
 /// Verifies the vanilla partition proofs of an update, all partitions
 /// together, as filecoin-proofs does.
-pub fn verify_vanilla(
+pub fn verify_vanilla<Tree>(
     kind: RegisteredUpdateProof,
     comm_r_old: Commitment,
     comm_r_new: Commitment,
     comm_d_new: Commitment,
     partition_proofs: &[Vec<u8>],
-) -> Result<bool> {
+) -> Result<bool>
+where
+    Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>,
+{
     let config = update_config(kind);
     ensure!(
         partition_proofs.len() == usize::from(config.update_partitions),

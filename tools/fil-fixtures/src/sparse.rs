@@ -86,6 +86,11 @@ impl<H: Hasher> SparseTree<H> {
         self.arities.iter().map(|&a| a as u64).product()
     }
 
+    /// The value of a node at `height` with no known leaf under it.
+    pub fn default_at(&self, height: usize) -> H::Domain {
+        self.defaults[height]
+    }
+
     pub fn root(&self) -> H::Domain {
         self.node(self.arities.len(), 0)
     }
