@@ -154,11 +154,7 @@ where
     let graph = &pub_params.graph;
     let nodes = graph.size();
 
-    let tree_d = SparseTree::<Sha256Hasher>::new(
-        vec![2; nodes.trailing_zeros() as usize],
-        DefaultPieceDomain::default(),
-        BTreeMap::new(),
-    )?;
+    let tree_d = zero_tree_d(nodes)?;
     let comm_d: [u8; 32] = tree_d.root().into();
     let replica_id = generate_replica_id::<DefaultTreeHasher, _>(
         &prover_id,
@@ -237,6 +233,17 @@ where
         comm_c: tree_c.root(),
         tree_r,
     })
+}
+
+/// Tree D of a sector of `nodes` zero data nodes (a CC sector, or the new
+/// data of a zero-data update): binary SHA-256, every leaf zero.
+pub(crate) fn zero_tree_d(nodes: usize) -> Result<SparseTree<Sha256Hasher>> {
+    ensure!(nodes.is_power_of_two(), "{nodes} nodes make no binary tree");
+    SparseTree::new(
+        vec![2; nodes.trailing_zeros() as usize],
+        DefaultPieceDomain::default(),
+        BTreeMap::new(),
+    )
 }
 
 /// The DRG and expansion parents of every challenged node, as the graph
@@ -498,12 +505,7 @@ mod tests {
     #[test]
     fn comm_d_is_the_zero_commitment() {
         for size in SectorSize::ALL {
-            let tree = SparseTree::<Sha256Hasher>::new(
-                vec![2; (size.bytes() / 32).trailing_zeros() as usize],
-                DefaultPieceDomain::default(),
-                BTreeMap::new(),
-            )
-            .unwrap();
+            let tree = zero_tree_d((size.bytes() / 32) as usize).unwrap();
             let expected = match size {
                 SectorSize::Gib32 => {
                     "077e5fde35c50a9303a55009e3498a4ebedff39c42b710b730d8ec7ac7afa63e".to_owned()

@@ -10,14 +10,10 @@
 use std::collections::BTreeMap;
 
 use anyhow::{anyhow, Result};
-use filecoin_hashers::sha256::Sha256Hasher;
 use filecoin_hashers::{HashFunction, Hasher};
 use filecoin_proofs::{
-    as_safe_commitment, DefaultPieceDomain, DefaultTreeDomain, SectorUpdateConfig,
-};
-use filecoin_proofs::{
-    commitment_from_fr, generate_fallback_sector_challenges, DefaultTreeHasher,
-    FallbackPoStSectorProof, PoStType, ProverId,
+    as_safe_commitment, commitment_from_fr, generate_fallback_sector_challenges, DefaultTreeDomain,
+    DefaultTreeHasher, FallbackPoStSectorProof, PoStType, ProverId, SectorUpdateConfig,
 };
 use filecoin_proofs_api::{RegisteredPoStProof, RegisteredUpdateProof};
 use generic_array::typenum::{U0, U2};
@@ -30,7 +26,7 @@ use storage_proofs_update::{
     ChallengeProof, Challenges, PartitionProof, PublicParams as UpdateParams,
 };
 
-use crate::cc::{random_domain, CcSector};
+use crate::cc::{random_domain, zero_tree_d, CcSector};
 use crate::post::{challenged_sectors, VanillaPoSt};
 use crate::snap::UpdatedSector;
 use crate::sparse::SparseTree;
@@ -139,11 +135,7 @@ where
 {
     let config = SectorUpdateConfig::from_porep_config(&kind.as_v1_config());
     let params = UpdateParams::from_sector_size(u64::from(config.sector_size));
-    let tree_d = SparseTree::<Sha256Hasher>::new(
-        vec![2; params.challenge_bit_len],
-        DefaultPieceDomain::default(),
-        BTreeMap::new(),
-    )?;
+    let tree_d = zero_tree_d(params.sector_nodes)?;
     let apex_height =
         params.challenge_bit_len - params.partition_bit_len - params.apex_leaf_bit_len;
     let apex_leafs = vec![tree_d.default_at(apex_height); params.apex_leaf_count];
