@@ -42,8 +42,17 @@ pub(crate) struct Compound<S: ProofScheme<'static>, C, P> {
     pub(crate) pub_params: S::PublicParams,
     pub(crate) pub_inputs: S::PublicInputs,
     pub(crate) vanilla: Vec<S::Proof>,
+    /// Splits partition `k`'s circuit into pieces whose witnesses are
+    /// recorded in parallel (see
+    /// [`CompiledShape::record_witness_pieces`]); `None`: the kind's
+    /// circuit is recorded whole, on one core.
+    pieces: Option<Pieces<S, C, P>>,
     pub(crate) _types: PhantomData<fn() -> (C, P)>,
 }
+
+/// Partition `k`'s circuit as pieces: each allocates the circuit's prefix
+/// and then a run of its independent blocks, the runs in order.
+pub(crate) type Pieces<S, C, P> = fn(&Compound<S, C, P>, usize) -> Result<Vec<C>, FilecoinError>;
 
 impl<S, C, P> Compound<S, C, P>
 where
@@ -63,24 +72,39 @@ where
             pub_params,
             pub_inputs,
             vanilla,
+            pieces: None,
             _types: PhantomData,
         }
     }
 
-    /// Partition `k`'s circuit, exactly as `CompoundProof::circuit_proofs`
-    /// builds it.
-    fn circuit(&self, k: usize) -> Result<CircuitV02<C>, FilecoinError> {
-        let vanilla = self.vanilla.get(k).ok_or_else(|| {
-            crate::error::bad("partition", format!("{k} of {}", self.vanilla.len()))
-        })?;
-        let circuit = P::circuit(
+    /// Records partitions' witnesses in pieces, split by `pieces`.
+    pub(crate) fn with_pieces(mut self, pieces: Pieces<S, C, P>) -> Self {
+        self.pieces = Some(pieces);
+        self
+    }
+
+    /// Partition `k`'s vanilla proof.
+    pub(crate) fn vanilla(&self, k: usize) -> Result<&S::Proof, FilecoinError> {
+        self.vanilla
+            .get(k)
+            .ok_or_else(|| crate::error::bad("partition", format!("{k} of {}", self.vanilla.len())))
+    }
+
+    /// The circuit of partition `k` with `vanilla` as its vanilla proof,
+    /// exactly as `CompoundProof::circuit_proofs` builds it.
+    pub(crate) fn circuit_of(&self, k: usize, vanilla: &S::Proof) -> Result<C, FilecoinError> {
+        Ok(P::circuit(
             &self.pub_inputs,
             C::ComponentPrivateInputs::default(),
             vanilla,
             &self.pub_params,
             Some(k),
-        )?;
-        Ok(CircuitV02(circuit))
+        )?)
+    }
+
+    /// Partition `k`'s circuit.
+    pub(crate) fn circuit(&self, k: usize) -> Result<C, FilecoinError> {
+        self.circuit_of(k, self.vanilla(k)?)
     }
 }
 
@@ -98,9 +122,11 @@ where
     }
 
     fn synthesize(&self, k: usize) -> Result<ProvingAssignment, FilecoinError> {
-        ProvingAssignment::synthesize(self.circuit(k)?).map_err(|e| FilecoinError::Synthesis {
-            partition: k,
-            source: e.into(),
+        ProvingAssignment::synthesize(CircuitV02(self.circuit(k)?)).map_err(|e| {
+            FilecoinError::Synthesis {
+                partition: k,
+                source: e.into(),
+            }
         })
     }
 
@@ -109,12 +135,17 @@ where
         shape: &CompiledShape,
         k: usize,
     ) -> Result<ShapedWitness, FilecoinError> {
-        shape
-            .record_witness(self.circuit(k)?)
-            .map_err(|source| FilecoinError::Synthesis {
-                partition: k,
-                source,
-            })
+        let recorded = match self.pieces {
+            None => shape.record_witness(CircuitV02(self.circuit(k)?)),
+            Some(split) => {
+                let pieces = split(self, k)?.into_iter().map(CircuitV02).collect();
+                shape.record_witness_pieces(pieces)
+            }
+        };
+        recorded.map_err(|source| FilecoinError::Synthesis {
+            partition: k,
+            source,
+        })
     }
 
     fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>, FilecoinError> {

@@ -200,13 +200,29 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
         pp,
         pub_inputs,
         out.vanilla_proofs,
-    );
+    )
+    .with_pieces(challenge_pieces::<Tree>);
     Ok(FilecoinRequest::new(
         ProofKind::PoRep,
         size,
         Box::new(partitions),
         verifier,
     ))
+}
+
+/// Partition `k`'s circuit as one piece per challenge: `StackedCircuit`
+/// allocates the replica id and the commitments, then each challenge's
+/// openings and labels apart from the others', so a circuit built from one
+/// challenge's vanilla proof is the prefix and that challenge's block.
+fn challenge_pieces<Tree: 'static + MerkleTreeTrait>(
+    partitions: &Compound<Scheme<Tree>, Circuit<Tree>, Comp<Tree>>,
+    k: usize,
+) -> Result<Vec<Circuit<Tree>>, FilecoinError> {
+    partitions
+        .vanilla(k)?
+        .iter()
+        .map(|challenge| partitions.circuit_of(k, &vec![challenge.clone()]))
+        .collect()
 }
 
 /// "miner N" for a prover id that is the LEB128 form of N, else the prover

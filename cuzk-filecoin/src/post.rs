@@ -121,13 +121,38 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
         pp,
         pub_inputs,
         vanilla_partitions,
-    );
+    )
+    .with_pieces(sector_pieces::<Tree>);
     Ok(FilecoinRequest::new(
         kind,
         size,
         Box::new(partitions),
         verifier,
     ))
+}
+
+/// Partition `k`'s circuit as runs of its sectors, a few runs per thread
+/// of the current pool: `FallbackPoStCircuit` proves each sector (a
+/// WinningPoSt challenge is a sector of its own) apart from the others and
+/// allocates nothing before them.
+fn sector_pieces<Tree: 'static + MerkleTreeTrait>(
+    partitions: &Compound<Scheme<Tree>, Circuit<Tree>, Comp<Tree>>,
+    k: usize,
+) -> Result<Vec<Circuit<Tree>>, FilecoinError> {
+    let whole = partitions.circuit(k)?;
+    let runs = 4 * rayon::current_num_threads();
+    let per_run = whole.sectors.len().div_ceil(runs).max(1);
+    let mut rest = whole.sectors;
+    let mut pieces = Vec::with_capacity(runs);
+    while !rest.is_empty() {
+        let tail = rest.split_off(per_run.min(rest.len()));
+        pieces.push(FallbackPoStCircuit {
+            prover_id: whole.prover_id,
+            sectors: rest,
+        });
+        rest = tail;
+    }
+    Ok(pieces)
 }
 
 /// The sectors' vanilla proofs, as many as the PoSt proves.

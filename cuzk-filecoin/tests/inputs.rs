@@ -61,6 +61,26 @@ fn partition_counts_and_ids() {
     assert!("post".parse::<ProofKind>().is_err());
 }
 
+/// The compiled path records PoRep and PoSt witnesses in pieces, in
+/// parallel (a challenge or a run of sectors each); every kind's result
+/// must be exactly what full synthesis by the gadgets gives.
+#[test]
+fn compiled_witness_equals_full_synthesis_for_every_kind() {
+    for kind in ProofKind::ALL {
+        let request = common::request(kind);
+        let shape = request.id().compile().expect("compile");
+        for k in 0..request.partitions().count() {
+            let compiled = request.synthesize(k, Some(&shape)).expect("compiled");
+            let full = request.synthesize(k, None).expect("full");
+            assert_eq!(
+                compiled.first_difference(&full),
+                None,
+                "{kind} partition {k}"
+            );
+        }
+    }
+}
+
 #[test]
 fn malformed_and_truncated_c1_are_refused() {
     let ids = seal_ids();

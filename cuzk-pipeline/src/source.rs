@@ -24,7 +24,8 @@ pub trait CircuitSource: Send + Sync + fmt::Debug {
     fn partitions(&self) -> usize;
     /// Compiles the circuit's shape (from its blank circuit).
     fn compile(&self) -> Result<CompiledShape, SourceError>;
-    /// Partition `index`'s witness on the compiled path of `shape`.
+    /// Partition `index`'s witness on the compiled path of `shape` (on the
+    /// current rayon pool where the source records it in parallel).
     fn record_witness(
         &self,
         shape: &CompiledShape,
@@ -38,8 +39,8 @@ pub trait CircuitSource: Send + Sync + fmt::Debug {
 }
 
 /// Synthesizes partition `index` of `source` in `mode` (full, or compiled
-/// with the shape taken from `cache` under the source's key); the matrix
-/// products run on `pool` when given. The recorded public inputs are
+/// with the shape taken from `cache` under the source's key); the witness
+/// and the matrix products run on `pool` when given. The recorded public inputs are
 /// checked against the source's. The partition's seed is its index.
 pub fn synthesize_source(
     mode: SynthesisMode,
@@ -58,7 +59,13 @@ pub fn synthesize_source(
         }
         let shape = cache.get_or_compile(&source.circuit_key(), || source.compile())?;
         let started = Instant::now();
-        let witness = source.record_witness(&shape, index).map_err(failed)?;
+        // On `pool` too: a source may record its witness in parallel.
+        let record = || source.record_witness(&shape, index);
+        let witness = match pool {
+            Some(pool) => pool.install(record),
+            None => record(),
+        }
+        .map_err(failed)?;
         let witness_ns = started.elapsed().as_nanos() as u64;
         Ok(crate::synthesis::evaluate_timed(
             &shape, witness, witness_ns, pool,

@@ -46,8 +46,9 @@ pub enum CompiledError {
         /// The partition's count.
         got: usize,
     },
-    /// The compiled and the full synthesis disagree (checking mode).
-    #[error("compiled synthesis differs from full synthesis in {what}")]
+    /// Two recordings that must agree do not: the compiled and the full
+    /// synthesis (checking mode), or the prefixes of a circuit's pieces.
+    #[error("recordings that must agree differ in {what}")]
     Diverged {
         /// The first field that differs, e.g. "b[1234]" or "a_aux_density".
         what: String,
@@ -62,6 +63,33 @@ pub struct SynthesisTimings {
     /// The three sparse matrix products (with sorting the aux values into
     /// 0, 1 and other, or expanding a bit witness, before them).
     pub matrix_ns: u64,
+}
+
+/// The length of the prefix that every one of `pieces` (two or more)
+/// records before its blocks, from one count (`of`): the pieces hold the
+/// prefix once each and the whole circuit (`total` of that count) once.
+fn prefix_len(
+    pieces: &[WitnessRecorder],
+    total: usize,
+    what: &'static str,
+    of: impl Fn(&WitnessRecorder) -> usize,
+) -> Result<usize, CompiledError> {
+    let sum: usize = pieces.iter().map(&of).sum();
+    let copies = pieces.len() - 1;
+    let extra = sum.checked_sub(total).filter(|extra| extra % copies == 0);
+    let prefix = extra.map(|extra| extra / copies);
+    match prefix {
+        Some(prefix) if pieces.iter().all(|w| of(w) >= prefix) => Ok(prefix),
+        _ => Err(CompiledError::ShapeMismatch {
+            what,
+            expected: total,
+            got: sum,
+        }),
+    }
+}
+
+fn diverged(what: String) -> CompiledError {
+    CompiledError::Diverged { what }
 }
 
 /// A circuit shape's constraints, compiled once.
@@ -212,6 +240,94 @@ impl CompiledShape {
         Ok(ShapedWitness {
             input: w.input,
             aux: Aux::Values(w.aux),
+        })
+    }
+
+    /// [`record_witness`](Self::record_witness) of a circuit that is a
+    /// prefix followed by independent blocks (a PoRep partition: the
+    /// commitments, then one block per challenge), recorded on every core
+    /// of the current rayon pool.
+    ///
+    /// Each of `pieces` is a circuit that allocates the same prefix and
+    /// then its own run of blocks; the pieces' runs, in order, are the
+    /// whole circuit's blocks. The witness is one copy of the prefix
+    /// followed by each piece's run. The prefix's size follows from the
+    /// counts (the pieces together hold it `n` times, the circuit once);
+    /// every piece must record the same prefix values, and the result
+    /// must fit this shape. Whether the pieces really split the circuit
+    /// is the caller's claim: tests compare the result with
+    /// [`record_witness`](Self::record_witness) of the whole circuit.
+    pub fn record_witness_pieces<C: AnyCircuit + Send>(
+        &self,
+        pieces: Vec<C>,
+    ) -> Result<ShapedWitness, CompiledError> {
+        if pieces.len() <= 1 {
+            let piece = pieces
+                .into_iter()
+                .next()
+                .ok_or(CompiledError::ShapeMismatch {
+                    what: "pieces",
+                    expected: 1,
+                    got: 0,
+                })?;
+            return self.record_witness(piece);
+        }
+        // Room for an even share, so that a piece's values are not moved
+        // as they grow.
+        let (share_in, share_aux) = (
+            self.num_inputs.div_ceil(pieces.len()) + 64,
+            self.num_aux.div_ceil(pieces.len()) + 4096,
+        );
+        let recorded = pieces
+            .into_par_iter()
+            .map(|piece| {
+                let mut w = WitnessRecorder::with_capacity(share_in, share_aux);
+                piece.synthesize_into(&mut w)?;
+                Ok(w)
+            })
+            .collect::<Result<Vec<_>, SynthesisError>>()?;
+        let num_constraints = self.num_constraints();
+        let input = prefix_len(&recorded, self.num_inputs, "public inputs", |w| {
+            w.input.len()
+        })?;
+        let aux = prefix_len(&recorded, self.num_aux, "aux variables", |w| w.aux.len())?;
+        let constraints = prefix_len(&recorded, num_constraints, "constraints", |w| w.constraints)?;
+        let first = &recorded[0];
+        for (j, w) in recorded.iter().enumerate().skip(1) {
+            if w.input[..input] != first.input[..input] {
+                return Err(diverged(format!("piece {j}'s prefix inputs")));
+            }
+            if w.aux[..aux] != first.aux[..aux] {
+                return Err(diverged(format!("piece {j}'s prefix aux values")));
+            }
+        }
+        // Piece 0 gives the prefix and its blocks, the others their blocks.
+        let skip = |j: usize, prefix: usize| if j == 0 { 0 } else { prefix };
+        let mut starts = Vec::with_capacity(recorded.len());
+        let (mut num_inputs, mut num_aux, mut recorded_constraints) = (0, 0, 0);
+        for (j, w) in recorded.iter().enumerate() {
+            starts.push(num_aux);
+            num_aux += w.aux.len() - skip(j, aux);
+            num_inputs += w.input.len() - skip(j, input);
+            recorded_constraints += w.constraints - skip(j, constraints);
+        }
+        self.check_counts(num_inputs, num_aux, Some(recorded_constraints))?;
+        let mut whole_input = Vec::with_capacity(num_inputs);
+        for (j, w) in recorded.iter().enumerate() {
+            whole_input.extend_from_slice(&w.input[skip(j, input)..]);
+        }
+        // Gathered on every core: at 2^27 variables the copy is 4 GiB.
+        let whole_aux = (0..num_aux)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .map(|i| {
+                let j = starts.partition_point(|&start| start <= i) - 1;
+                recorded[j].aux[skip(j, aux) + i - starts[j]]
+            })
+            .collect();
+        Ok(ShapedWitness {
+            input: whole_input,
+            aux: Aux::Values(whole_aux),
         })
     }
 
