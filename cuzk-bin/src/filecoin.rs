@@ -111,6 +111,7 @@ pub fn setup(args: &KindArgs, choice: BackendChoice) -> CliResult {
         vk = %report.vk.display(),
         seconds = report.seconds,
         on,
+        sidecar = ?report.sidecar,
         "test parameters written"
     );
     Ok(())

@@ -63,6 +63,10 @@ pub struct SetupReport {
     pub vk: PathBuf,
     /// Seconds spent generating.
     pub seconds: f64,
+    /// Whether the `.params` file's sidecar now vouches for its points
+    /// (generated here, so in their subgroups), sparing the first load
+    /// the subgroup checks.
+    pub sidecar: bellperson_lite::SidecarOutcome,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> FilecoinError + '_ {
@@ -76,7 +80,9 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> FilecoinError + '_ {
 /// and `.meta` into `dir` (created if missing), so that filecoin-proofs
 /// finds them there. The directory is checked to be writable before the
 /// (long) generation starts; files are written under a temporary name and
-/// renamed, so a reader never sees half a file. Returns the parameters
+/// renamed, so a reader never sees half a file. The `.params` file's
+/// sidecar vouches that its points were generated here, so its first load
+/// skips the subgroup checks (minutes at 32 GiB). Returns the parameters
 /// too, so that a caller proving next need not read them back. The
 /// fixed-base multiplications run under `lock` (its CUDA device: minutes at
 /// 32 GiB, where the CPU's tables take hours), or on the CPU with `None`.
@@ -96,6 +102,7 @@ pub fn setup(
     let seconds = started.elapsed().as_secs_f64();
     let (params_path, vk_path) = (id.params_path(dir)?, id.vk_path(dir)?);
     write_atomically(&params_path, |f| params.write(f))?;
+    let sidecar = Parameters::vouch_generated(&params_path)?;
     write_atomically(&vk_path, |f| params.vk.write(f))?;
     let meta_path = params_path.with_extension("meta");
     let meta = format!("{{\"sector_size\":{}}}", id.size.bytes());
@@ -106,6 +113,7 @@ pub fn setup(
         params: params_path,
         vk: vk_path,
         seconds,
+        sidecar,
     };
     Ok((params, report))
 }
@@ -128,7 +136,8 @@ fn write_atomically(
 /// Reads `id`'s `.params` file from `dir` with
 /// [`bellperson_lite::Parameters::load`]'s defaults: every point checked
 /// on the first load, the subgroup checks skipped on later loads of the
-/// same bytes (a sidecar `<file>.cuzk-checked` records them). Names the
+/// same bytes (a sidecar `<file>.cuzk-checked` records them, or vouches
+/// for a file [`setup`] generated). Names the
 /// file it looked for when it is missing.
 pub fn load(id: CircuitId, dir: &Path) -> Result<Parameters, FilecoinError> {
     Ok(load_with(id, dir, LoadOptions::default())?.0)

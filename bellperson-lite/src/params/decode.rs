@@ -100,16 +100,11 @@ pub(super) fn scan(bytes: &[u8], layout: &Layout, pages: &dyn Pages) -> Result<S
         .map(|unit| run_unit(bytes, unit, pages))
         .collect();
 
-    let mut digest = blake3::Hasher::new();
-    digest.update(DIGEST_NAME.as_bytes());
-    digest.update(&(layout.len as u64).to_le_bytes());
-    digest.update(&0u64.to_le_bytes());
-    digest.update(&head_hash);
     let (mut hash_cpu, mut decode_cpu) = (head_hash_time, Duration::ZERO);
+    let mut hashes = Vec::with_capacity(done.len());
     for unit in done {
         let unit = unit?;
-        digest.update(&(unit.hashed_from as u64).to_le_bytes());
-        digest.update(&unit.hash);
+        hashes.push((unit.hashed_from, unit.hash));
         hash_cpu += unit.hash_time;
         decode_cpu += unit.decode_time;
     }
@@ -123,7 +118,7 @@ pub(super) fn scan(bytes: &[u8], layout: &Layout, pages: &dyn Pages) -> Result<S
     };
     Ok(Scan {
         params,
-        digest: *digest.finalize().as_bytes(),
+        digest: combine(layout.len, &head_hash, &hashes),
         hash_cpu,
         decode_cpu,
     })
@@ -185,40 +180,79 @@ pub(super) fn unit_points(span: &Span) -> usize {
     (UNIT_BYTES / span.size).max(1)
 }
 
-/// Cuts `span` and its vector `out` into units, appended to `units`. A
+/// The units of `span`: for each, the index of its first point and the
+/// bytes it hashes (its points, and the count before the first unit). A
 /// section without points still has one unit, for its count.
+fn unit_ranges(span: &Span) -> impl Iterator<Item = (usize, Range<usize>)> + '_ {
+    let per = unit_points(span);
+    let units = span.count.div_ceil(per).max(1);
+    (0..units).map(move |k| {
+        let first = k * per;
+        let points = span.points(first, per.min(span.count - first));
+        let from = if first == 0 {
+            span.count_at
+        } else {
+            points.start
+        };
+        (first, from..points.end)
+    })
+}
+
+/// Cuts `span` and its vector `out` into units, appended to `units`.
 fn units_of<'a, P>(
     span: Span,
     out: &'a mut [P],
     wrap: fn(&'a mut [P]) -> Out<'a>,
     units: &mut Vec<Unit<'a>>,
 ) {
-    if out.is_empty() {
-        let hashed = span.count_at..span.points_at();
-        units.push(Unit {
-            span,
-            first: 0,
-            hashed,
-            out: wrap(out),
-        });
-        return;
-    }
     let per = unit_points(&span);
-    for (k, run) in out.chunks_mut(per).enumerate() {
-        let first = k * per;
-        let points = span.points(first, run.len());
-        let from = if first == 0 {
-            span.count_at
-        } else {
-            points.start
-        };
+    let mut runs = out.chunks_mut(per);
+    for (first, hashed) in unit_ranges(&span) {
         units.push(Unit {
             span,
             first,
-            hashed: from..points.end,
-            out: wrap(run),
+            hashed,
+            out: wrap(runs.next().unwrap_or_default()),
         });
     }
+}
+
+/// The file's digest from the hash of its head (everything before the
+/// proving key's first count) and each unit's first byte and hash, in
+/// file order.
+fn combine(len: usize, head_hash: &[u8; 32], units: &[(usize, [u8; 32])]) -> [u8; 32] {
+    let mut digest = blake3::Hasher::new();
+    digest.update(DIGEST_NAME.as_bytes());
+    digest.update(&(len as u64).to_le_bytes());
+    digest.update(&0u64.to_le_bytes());
+    digest.update(head_hash);
+    for (from, hash) in units {
+        digest.update(&(*from as u64).to_le_bytes());
+        digest.update(hash);
+    }
+    *digest.finalize().as_bytes()
+}
+
+/// The digest [`scan`] computes, from the bytes alone: nothing decoded,
+/// nothing checked (for a file this build has just written).
+pub(super) fn digest_only(bytes: &[u8], layout: &Layout, pages: &dyn Pages) -> [u8; 32] {
+    let head_hash = *blake3::hash(&bytes[..layout.queries[0].count_at]).as_bytes();
+    let ranges: Vec<Range<usize>> = layout
+        .queries
+        .iter()
+        .flat_map(|span| unit_ranges(span).map(|(_, hashed)| hashed))
+        .collect();
+    let units: Vec<(usize, [u8; 32])> = ranges
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|hashed| {
+            pages.will_need(hashed.clone());
+            let hash = *blake3::hash(&bytes[hashed.clone()]).as_bytes();
+            pages.release(hashed.clone());
+            (hashed.start, hash)
+        })
+        .collect();
+    combine(layout.len, &head_hash, &units)
 }
 
 fn run_unit(bytes: &[u8], unit: Unit<'_>, pages: &dyn Pages) -> Result<UnitDone, ParamsError> {

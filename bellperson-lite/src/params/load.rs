@@ -8,10 +8,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::decode::{scan, Scan};
+use super::decode::{digest_only, scan, Scan};
 use super::layout::Layout;
 use super::mapped::{InMemory, Mapped, Pages};
-use super::sidecar::{self, FullChecksReason, Verdict};
+use super::sidecar::{self, FullChecksReason, Verdict, Vouch};
 use super::{subgroup, Parameters};
 use crate::error::ParamsError;
 
@@ -172,6 +172,31 @@ impl Parameters {
     }
 }
 
+impl Parameters {
+    /// Records, in the sidecar of the parameters file at `path`, that this
+    /// build generated it: its points are multiples of the group
+    /// generators, so a load need not check their subgroups (it still
+    /// checks everything else). Hashes the file without decoding it. Only
+    /// for a file that this build's setup has just written; a directory
+    /// that cannot take the sidecar is reported, not an error.
+    pub fn vouch_generated(path: impl AsRef<Path>) -> Result<SidecarOutcome, ParamsError> {
+        let path = path.as_ref();
+        let hash = || -> Result<(u64, [u8; 32]), ParamsError> {
+            let mapped = Mapped::new(&File::open(path)?)?;
+            let layout = Layout::of(mapped.bytes())?;
+            let digest = digest_only(mapped.bytes(), &layout, &mapped);
+            Ok((layout.len as u64, digest))
+        };
+        let (len, digest) = hash().map_err(|e| in_file(path, e))?;
+        Ok(record(
+            &sidecar::path_of(path),
+            Vouch::Generated,
+            len,
+            &digest,
+        ))
+    }
+}
+
 /// Decodes `bytes` with every check.
 fn checked(bytes: &[u8], pages: &dyn Pages) -> Result<Parameters, ParamsError> {
     let layout = Layout::of(bytes)?;
@@ -200,7 +225,7 @@ fn load_file(path: &Path, options: LoadOptions) -> Result<(Parameters, LoadRepor
             subgroup::check(&scanned.params, &layout.queries)?;
             let checks = checking.elapsed();
             let outcome = match options.record {
-                true => record(&sidecar_path, len, &scanned.digest),
+                true => record(&sidecar_path, Vouch::Checked, len, &scanned.digest),
                 false => SidecarOutcome::NotRecorded,
             };
             (LoadMode::FullChecks(reason), checks, outcome)
@@ -221,8 +246,8 @@ fn load_file(path: &Path, options: LoadOptions) -> Result<(Parameters, LoadRepor
 }
 
 /// Writes the sidecar; a failure is warned about once and reported.
-fn record(path: &Path, len: u64, digest: &[u8; 32]) -> SidecarOutcome {
-    match sidecar::record(path, len, digest) {
+fn record(path: &Path, vouch: Vouch, len: u64, digest: &[u8; 32]) -> SidecarOutcome {
+    match sidecar::record(path, vouch, len, digest) {
         Ok(()) => SidecarOutcome::Written,
         Err(e) => {
             if !WARNED.swap(true, Ordering::Relaxed) {

@@ -143,6 +143,9 @@ pub fn key(kind: ProofKind) -> Arc<(Parameters, Srs)> {
             None,
         )
         .expect("setup");
+        assert_eq!(report.sidecar, bellperson_lite::SidecarOutcome::Written);
+        let (_, load) = params::load_with(id, dir, Default::default()).expect("load");
+        assert_eq!(load.mode, bellperson_lite::LoadMode::Digest, "{id}");
         eprintln!(
             "{id}: parameters generated in {:.1} s, written in {:.1} s",
             report.seconds,
