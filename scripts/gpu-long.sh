@@ -13,12 +13,15 @@
 # DIR/exit with COMMAND's exit status when it ends. `wait` returns when the
 # job has ended or SECONDS have passed, printing the end of the console
 # and the memory samples' peak; it exits 0 once the job has ended, 3 while
-# it still runs. A job lives only as long as the machine: each call must
-# follow the last within the machine's warm time.
+# it still runs, and 4 at once when DIR holds no job (nothing was started
+# there, or the machine was given back and this is a fresh one). A job
+# lives only as long as the machine: each call must follow the last within
+# the machine's warm time (30 s on the H200), so the call that starts a
+# job should return early and copy little.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { sed -n '2,17p' "$0"; exit 2; }
+usage() { sed -n '2,20p' "$0"; exit 2; }
 [ $# -ge 2 ] || usage
 verb=$1 dir=$2
 shift 2
@@ -28,6 +31,7 @@ case $verb in
     start)
         [ $# -ge 1 ] || usage
         rm -f "$dir/exit"
+        date -u > "$dir/started"
         setsid bash -c '
             dir=$1; shift
             while sleep 5; do
@@ -41,6 +45,10 @@ case $verb in
         echo "started in $dir: $*"
         ;;
     wait)
+        if [ ! -f "$dir/started" ]; then
+            echo "no job in $dir: none was started there, or this is a fresh machine"
+            exit 4
+        fi
         seconds=${1:-540}
         end=$(( $(date +%s) + seconds ))
         while [ ! -f "$dir/exit" ] && [ "$(date +%s)" -lt "$end" ]; do sleep 5; done
