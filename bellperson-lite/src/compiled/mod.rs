@@ -301,30 +301,27 @@ impl CompiledShape {
                 return Err(diverged(format!("piece {j}'s prefix aux values")));
             }
         }
-        // Piece 0 gives the prefix and its blocks, the others their blocks.
+        // Piece 0 gives the prefix and its blocks, the others their blocks,
+        // appended in order and freed one by one: only the pages written
+        // so far of the whole are touched, so the copy adds one piece to
+        // the peak, not a second witness.
         let skip = |j: usize, prefix: usize| if j == 0 { 0 } else { prefix };
-        let mut starts = Vec::with_capacity(recorded.len());
         let (mut num_inputs, mut num_aux, mut recorded_constraints) = (0, 0, 0);
         for (j, w) in recorded.iter().enumerate() {
-            starts.push(num_aux);
             num_aux += w.aux.len() - skip(j, aux);
             num_inputs += w.input.len() - skip(j, input);
             recorded_constraints += w.constraints - skip(j, constraints);
         }
         self.check_counts(num_inputs, num_aux, Some(recorded_constraints))?;
-        let mut whole_input = Vec::with_capacity(num_inputs);
-        for (j, w) in recorded.iter().enumerate() {
-            whole_input.extend_from_slice(&w.input[skip(j, input)..]);
+        let mut pieces = recorded.into_iter();
+        let first = pieces.next().expect("two pieces or more");
+        let (mut whole_input, mut whole_aux) = (first.input, first.aux);
+        whole_input.reserve_exact(num_inputs - whole_input.len());
+        whole_aux.reserve_exact(num_aux - whole_aux.len());
+        for w in pieces {
+            whole_input.extend_from_slice(&w.input[input..]);
+            whole_aux.extend_from_slice(&w.aux[aux..]);
         }
-        // Gathered on every core: at 2^27 variables the copy is 4 GiB.
-        let whole_aux = (0..num_aux)
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .map(|i| {
-                let j = starts.partition_point(|&start| start <= i) - 1;
-                recorded[j].aux[skip(j, aux) + i - starts[j]]
-            })
-            .collect();
         Ok(ShapedWitness {
             input: whole_input,
             aux: Aux::Values(whole_aux),
