@@ -39,7 +39,7 @@ fn generation(c: &mut Criterion) {
 fn proving(c: &mut Criterion) {
     let params = common::params(N, 2);
     let srs = params.srs().unwrap();
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let prover = ProvingAssignment::synthesize(witness(N, 3)).unwrap();
     let (r, s) = blinding(4);
     let provers = std::slice::from_ref(&prover);

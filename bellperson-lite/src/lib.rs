@@ -49,7 +49,7 @@
 //!
 //! let prover = ProvingAssignment::synthesize(Square(Some(Scalar::from(3))))?;
 //! params.check_shape(&prover)?;
-//! let (srs, lock) = (params.srs()?, GpuLock::new(0));
+//! let (srs, lock) = (params.srs()?, GpuLock::cpu(0));
 //! let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
 //! let (proofs, _timings) = prove_from_assignments(&[prover], &srs, &lock, &[r], &[s])?;
 //!

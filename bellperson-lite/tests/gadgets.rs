@@ -52,7 +52,7 @@ fn sha256_block_proves_natively_like_the_reference_and_verifies() {
     assert_eq!(prover.public_inputs().len(), 2);
 
     let srs = params.srs().unwrap();
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let (r, s) = blinding(32);
     let provers = std::slice::from_ref(&prover);
     let (proofs, _) = prove_from_assignments(provers, &srs, &lock, &[r], &[s]).unwrap();

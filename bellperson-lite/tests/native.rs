@@ -17,7 +17,7 @@ const N: usize = 200;
 fn native_proofs_equal_reference_proofs_and_verify() {
     let params = params(N, 21);
     let srs = params.srs().unwrap();
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let provers: Vec<_> = (1..4)
         .map(|x| ProvingAssignment::synthesize(witness(N, x)).unwrap())
         .collect();
@@ -45,7 +45,7 @@ fn mixed_values_and_densities_equal_reference_proofs() {
     };
     let params = bellperson_lite::generate_random_parameters(shape.clone(), &mut rng(31)).unwrap();
     let srs = params.srs().unwrap();
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let pvk = prepare_verifying_key(&params.vk);
     let p = ProvingAssignment::synthesize(shape.clone()).unwrap();
     let (r, s) = blinding(32);
@@ -60,7 +60,7 @@ fn mixed_values_and_densities_equal_reference_proofs() {
 fn random_batches_verify() {
     let params = params(N, 22);
     let srs = params.srs().unwrap();
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let circuits: Vec<_> = (5..9).map(|x| witness(N, x)).collect();
     let (proofs, _) = create_random_proof_batch(circuits, &srs, &lock, &mut rng(8)).unwrap();
     let pvk = prepare_verifying_key(&params.vk);
@@ -75,7 +75,7 @@ fn random_batches_verify() {
 fn prover_refuses_bad_batches_before_the_native_call() {
     let params = params(20, 23);
     let srs = params.srs().unwrap();
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let mut p = ProvingAssignment::synthesize(witness(20, 2)).unwrap();
     let (r, s) = blinding(1);
     let err =
@@ -106,7 +106,7 @@ fn unseal(mut p: ProvingAssignment) -> ProvingAssignment {
 fn params_from_another_circuit_give_a_native_shape_error() {
     let params = params(N / 2, 24);
     let srs = params.srs().unwrap();
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let p = ProvingAssignment::synthesize(witness(N, 2)).unwrap();
     let (r, s) = blinding(2);
     let err = prove_from_assignments(&[p], &srs, &lock, &[r], &[s]).unwrap_err();

@@ -34,7 +34,7 @@ fn assert_same_parameters(lock: &GpuLock) {
 
 #[test]
 fn cpu_lock_gives_the_parameters_of_the_tables() {
-    assert_same_parameters(&GpuLock::new(0));
+    assert_same_parameters(&GpuLock::cpu(0));
     let none = generate_random_parameters_on(MulChain { n: 20, x: None }, &mut rng(3), None);
     let cpu = generate_random_parameters(MulChain { n: 20, x: None }, &mut rng(3));
     assert!(bytes(&none.unwrap()) == bytes(&cpu.unwrap()));

@@ -163,7 +163,7 @@ fn both_versions_give_the_same_proof() {
     )
     .unwrap();
     let srs = params.srs().unwrap();
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let (r, s) = (Scalar::random(&mut *rng), Scalar::random(&mut *rng));
     let (x, bits) = (11, 0x3c_0f_f1);
     let provers = [

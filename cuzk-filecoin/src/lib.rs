@@ -28,7 +28,7 @@
 //! let c1 = std::fs::read("c1.json")?;
 //! let ids = SealIds { prover_id: [0; 32], sector_id: 1 };
 //! let request = FilecoinRequest::porep(&c1, Some(SectorSize::S2KiB), ids)?;
-//! let proof = request.prove(&params.srs()?, &GpuLock::new(0), None)?;
+//! let proof = request.prove(&params.srs()?, &GpuLock::cpu(0), None)?;
 //! assert!(request.verify_with_filecoin_proofs(&proof)?);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -25,7 +25,7 @@ fn prove(request: &FilecoinRequest) -> Vec<u8> {
     let key = key(request.id().kind);
     let compiled = request.id().compile().expect("compile");
     let proof = request
-        .prove(&key.1, &GpuLock::new(0), Some(&compiled))
+        .prove(&key.1, &GpuLock::cpu(0), Some(&compiled))
         .expect("prove");
     assert_eq!(proof.len(), 192 * request.partitions().count());
     assert!(

@@ -9,7 +9,7 @@
 //! let workload = Workload::new("mul-chain", 1000)?;
 //! let params = setup(workload)?;
 //! let srs = params.srs().expect("srs");
-//! let lock = GpuLock::new(0);
+//! let lock = GpuLock::cpu(0);
 //! let partition = synthesize_partition(workload, 7)?;
 //! let proof = gpu_prove(&partition, &srs, &lock)?;
 //! let pvk = bellperson_lite::prepare_verifying_key(&params.vk);

@@ -47,7 +47,7 @@ fn compiled_proofs_equal_full_proofs() {
     let workload = Workload::new("sha-chain", 1).unwrap();
     let params = setup(workload).unwrap();
     let srs = params.srs().unwrap();
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let shape = CompiledShape::compile(workload.shape()).unwrap();
     let (r, s) = (Scalar::from(1234567u64), Scalar::from(7654321u64));
     for seed in [2, 9] {

@@ -66,7 +66,7 @@ fn rng() -> StdRng {
 /// Returns the timings: [cpu, cuda_0, ...] per partition.
 fn compare(k: &Keyed, partitions: usize, cuda: &[(bool, Residency)]) -> Vec<Vec<PhaseTimings>> {
     let mut rng = rng();
-    let cpu = GpuLock::new(0);
+    let cpu = GpuLock::cpu(0);
     let cpu_srs = k.params.srs().expect("srs");
     let srs: Vec<Srs> = cuda.iter().map(|_| k.params.srs().expect("srs")).collect();
     let mut proofs = Vec::new();
@@ -229,7 +229,7 @@ fn prove_works_after_errors_on_the_same_device() {
 
     lock.set_device_memory_limit(None).expect("setting");
     let got = gpu_prove_with(&partition, &srs, &lock, r, s).expect("prove after the errors");
-    let expected = gpu_prove_with(&partition, &srs, &GpuLock::new(0), r, s).expect("CPU prove");
+    let expected = gpu_prove_with(&partition, &srs, &GpuLock::cpu(0), r, s).expect("CPU prove");
     assert_eq!(got.proof, expected.proof);
     assert_eq!(got.timings.residency, Residency::Device);
     verify_request(&k.pvk, k.workload, 5, &[got.proof]).expect("verifies");

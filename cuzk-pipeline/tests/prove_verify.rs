@@ -18,7 +18,7 @@ struct Proven {
 fn prove_request(workload: Workload, request: u64, partitions: usize) -> Proven {
     let params = setup(workload).expect("setup");
     let srs = params.srs().expect("srs");
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let proofs = (0..partitions)
         .map(|j| {
             let seed = cuzk_pipeline::partition_seed(request, partitions, j);
@@ -102,6 +102,6 @@ fn params_for_another_circuit_are_refused_before_proving() {
     );
     // Proving anyway fails with a typed shape error, not a panic.
     let srs = sha.srs().unwrap();
-    let err = gpu_prove(&partition, &srs, &GpuLock::new(0)).unwrap_err();
+    let err = gpu_prove(&partition, &srs, &GpuLock::cpu(0)).unwrap_err();
     assert!(matches!(err, PipelineError::Prover(_)), "{err:?}");
 }

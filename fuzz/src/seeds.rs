@@ -67,7 +67,7 @@ pub fn write(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let mut vk = Vec::new();
     params.vk.write(&mut vk)?;
     put("params", "cubic.vk", &vk)?;
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let circuits = vec![Cubic(Some(Scalar::from(3)))];
     let (proofs, _) = create_random_proof_batch(circuits, &params.srs()?, &lock, rng)?;
     put("proof", "cubic.proof", &proofs[0].to_bytes())?;

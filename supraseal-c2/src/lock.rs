@@ -30,7 +30,7 @@ pub struct LockStats {
 /// hands out the device's lock from a registry, making it only when no one
 /// holds it, so every worker of a device shares the one lock the CUDA
 /// backend relies on. A CPU-backend lock guards no device (the ordinal is a
-/// label), so [`GpuLock::new`] makes a fresh one each time.
+/// label), so [`GpuLock::cpu`] makes a fresh one each time.
 pub struct GpuLock {
     native: UniquePtr<ffi::NativeGpuLock>,
     backend: Backend,
@@ -56,7 +56,7 @@ unsafe impl Sync for GpuLock {}
 ///
 /// ```compile_fail
 /// fn send<T: Send>(_: T) {}
-/// let lock = supraseal_c2::GpuLock::new(0);
+/// let lock = supraseal_c2::GpuLock::cpu(0);
 /// send(lock.lock());
 /// ```
 pub struct GpuLockGuard<'a> {
@@ -67,15 +67,17 @@ pub struct GpuLockGuard<'a> {
 }
 
 impl GpuLock {
-    /// A new lock for device `device`, with the CPU backend (not in the
-    /// registry: no device is behind it).
+    /// A new lock with the CPU backend: the kernel region runs on the
+    /// CPU's cores, and no GPU is behind it (nor is it in the registry).
+    /// `device` only names it (in logs, fault plans and metrics), so that
+    /// tests can stand in several devices.
     ///
     /// # Panics
     ///
     /// If the native allocation fails.
-    pub fn new(device: u32) -> Self {
+    pub fn cpu(device: u32) -> Self {
         let native = native(|e| ffi::new_gpu_lock(device, e))
-            .unwrap_or_else(|e| panic!("GpuLock::new: {e}"));
+            .unwrap_or_else(|e| panic!("GpuLock::cpu: {e}"));
         Self {
             native,
             backend: Backend::Cpu,
@@ -92,14 +94,14 @@ impl GpuLock {
     ///
     /// A CUDA lock comes from the registry: while one for `device` is alive
     /// anywhere in the process, this returns it, so there is never a second.
-    /// A CPU lock is a new one ([`GpuLock::new`]).
+    /// A CPU lock is a new one ([`GpuLock::cpu`]).
     pub fn with_backend(device: u32, choice: BackendChoice) -> Result<Arc<GpuLock>, Error> {
         match choice {
-            BackendChoice::Cpu => Ok(Arc::new(Self::new(device))),
+            BackendChoice::Cpu => Ok(Arc::new(Self::cpu(device))),
             BackendChoice::Cuda => Self::cuda(device),
             BackendChoice::Auto => Self::cuda(device).or_else(|e: Error| {
                 tracing::info!(device, reason = %e, "kernel region on the CPU");
-                Ok(Arc::new(Self::new(device)))
+                Ok(Arc::new(Self::cpu(device)))
             }),
         }
     }

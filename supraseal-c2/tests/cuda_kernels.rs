@@ -89,14 +89,14 @@ fn cuda_choice_is_never_a_silent_fallback() {
     assert_eq!(auto.backend(), expected);
     let cpu = GpuLock::with_backend(0, BackendChoice::Cpu).expect("cpu");
     assert_eq!(cpu.backend(), Backend::Cpu);
-    assert_eq!(GpuLock::new(0).backend(), Backend::Cpu);
+    assert_eq!(GpuLock::cpu(0).backend(), Backend::Cpu);
 }
 
 #[test]
 #[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
 fn msm_g1_on_cuda_matches_cpu() {
     let mut rng = common::rng("msm_g1_on_cuda_matches_cpu");
-    let (cuda, cpu) = (cuda_lock(), GpuLock::new(0));
+    let (cuda, cpu) = (cuda_lock(), GpuLock::cpu(0));
     for n in SIZES {
         let pts = points(&mut rng, n);
         for dist in 0..4 {
@@ -116,7 +116,7 @@ fn msm_g1_on_cuda_matches_cpu() {
 #[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
 fn batch_add_g1_on_cuda_matches_cpu() {
     let mut rng = common::rng("batch_add_g1_on_cuda_matches_cpu");
-    let (cuda, cpu) = (cuda_lock(), GpuLock::new(0));
+    let (cuda, cpu) = (cuda_lock(), GpuLock::cpu(0));
     for n in SIZES.into_iter().filter(|&n| n > 0) {
         let pts = points(&mut rng, n);
         let picks: Vec<usize> = (0..n / 2 + 3).map(|_| rng.gen_range(0..n)).collect();
@@ -143,7 +143,7 @@ fn batch_add_g1_on_cuda_matches_cpu() {
 #[ignore = "needs a CUDA device (run with --ignored on the GPU machine)"]
 fn ntts_on_cuda_match_cpu() {
     let mut rng = common::rng("ntts_on_cuda_match_cpu");
-    let (cuda, cpu) = (cuda_lock(), GpuLock::new(0));
+    let (cuda, cpu) = (cuda_lock(), GpuLock::cpu(0));
     for log_n in [0, 1, 2, 5, 10, 13, 16] {
         let values: Vec<Scalar> = (0..1 << log_n).map(|_| Scalar::random(&mut rng)).collect();
         for inverse in [false, true] {
@@ -204,7 +204,7 @@ fn each_cuda_device_has_one_lock() {
     let fresh = cuda_lock();
     assert!(!fresh.is_lost());
     // CPU locks guard no device: each is its own.
-    let (a, b) = (GpuLock::new(0), GpuLock::new(0));
+    let (a, b) = (GpuLock::cpu(0), GpuLock::cpu(0));
     drop(a.lock());
     assert_eq!((a.stats().acquisitions, b.stats().acquisitions), (1, 0));
 }

@@ -30,7 +30,7 @@ fn g1_products_match_scalar_multiplication() {
     let rng = &mut StdRng::seed_from_u64(1);
     let base = G1Projective::random(&mut *rng).to_affine();
     let ks = edge_and_random(rng, 40);
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let got = kernels::fixed_base_g1_on(&lock.lock(), &base, &ks).unwrap();
     assert_eq!(got, kernels::fixed_base_g1(&base, &ks));
     assert_eq!(got.len(), ks.len());
@@ -51,7 +51,7 @@ fn g2_products_match_scalar_multiplication() {
     let rng = &mut StdRng::seed_from_u64(2);
     let base = G2Projective::random(&mut *rng).to_affine();
     let ks = edge_and_random(rng, 20);
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let got = kernels::fixed_base_g2_on(&lock.lock(), &base, &ks).unwrap();
     assert_eq!(got, kernels::fixed_base_g2(&base, &ks));
     assert!(bool::from(got[0].is_identity()));
@@ -66,7 +66,7 @@ fn g2_products_match_scalar_multiplication() {
 
 #[test]
 fn empty_input_gives_no_points() {
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let held = lock.lock();
     assert!(
         kernels::fixed_base_g1_on(&held, &G1Affine::generator(), &[])

@@ -16,7 +16,7 @@ fn lock_is_send_and_sync() {
 
 #[test]
 fn counts_acquisitions_and_hold_time() {
-    let lock = GpuLock::new(3);
+    let lock = GpuLock::cpu(3);
     assert_eq!(lock.device(), 3);
     assert_eq!(lock.stats(), LockStats::default());
     {
@@ -32,7 +32,7 @@ fn counts_acquisitions_and_hold_time() {
 
 #[test]
 fn second_thread_takes_it_after_release() {
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let (started_tx, started_rx) = mpsc::channel();
     thread::scope(|scope| {
         let held = lock.lock();
@@ -56,7 +56,7 @@ fn second_thread_takes_it_after_release() {
 
 #[test]
 fn try_lock_fails_while_held() {
-    let lock = GpuLock::new(1);
+    let lock = GpuLock::cpu(1);
     let held = lock.lock();
     assert!(lock.try_lock().is_none(), "same thread");
     thread::scope(|scope| {
@@ -75,7 +75,7 @@ fn try_lock_fails_while_held() {
 #[test]
 #[should_panic(expected = "not re-entrant")]
 fn relocking_on_the_same_thread_panics() {
-    let lock = GpuLock::new(0);
+    let lock = GpuLock::cpu(0);
     let _held = lock.lock();
     let _again = lock.lock();
 }
@@ -92,7 +92,7 @@ fn monotonic_ns_moves_forward() {
 fn waiters_take_the_lock_in_the_order_they_asked() {
     use std::sync::{Arc, Mutex};
     use std::time::Duration;
-    let lock = Arc::new(supraseal_c2::GpuLock::new(0));
+    let lock = Arc::new(supraseal_c2::GpuLock::cpu(0));
     let order = Arc::new(Mutex::new(Vec::new()));
     let held = lock.lock();
     let mut waiters = Vec::new();
