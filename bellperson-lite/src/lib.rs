@@ -68,6 +68,7 @@ mod compiled;
 mod cs;
 mod encoding;
 mod error;
+pub mod files;
 mod fixed_base;
 mod generator;
 mod params;

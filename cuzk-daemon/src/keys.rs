@@ -442,21 +442,18 @@ fn synthetic_params(circuit: Circuit, dirs: &Dirs, generate: bool) -> Result<Par
     Ok(params)
 }
 
-/// Writes `params` to `path` through a temporary file and a rename, so a
-/// crash never leaves half a key where the next start would read it.
+/// Writes `params` to `path` whole, so a crash never leaves half a key
+/// where the next start would read it.
 fn save(circuit: Circuit, params: &Parameters, path: &Path) -> Result<(), KeyError> {
-    let io_error = |source| KeyError::Save {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|source| KeyError::Save {
         circuit,
         path: path.to_owned(),
         source,
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io_error)?;
-    let partial = path.with_extension(format!("partial.{}", std::process::id()));
+    })?;
     params
-        .write_file(&partial)
-        .map_err(|source| KeyError::Write { circuit, source })?;
-    std::fs::rename(&partial, path).map_err(io_error)
+        .write_file(path)
+        .map_err(|source| KeyError::Write { circuit, source })
 }
 
 /// Bytes of the proving key's points as the prover holds them.

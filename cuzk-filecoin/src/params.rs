@@ -118,19 +118,17 @@ pub fn setup(
     Ok((params, report))
 }
 
+/// Writes `path` whole through `write`; errors name the file.
 fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut std::io::BufWriter<fs::File>) -> Result<(), bellperson_lite::ParamsError>,
 ) -> Result<(), FilecoinError> {
-    let tmp = path.with_extension("tmp");
-    let file = fs::File::create(&tmp).map_err(io(&tmp))?;
-    let mut out = std::io::BufWriter::new(file);
-    write(&mut out).map_err(|source| bellperson_lite::ParamsError::File {
-        path: tmp.clone(),
-        source: Box::new(source),
-    })?;
-    out.flush().map_err(io(&tmp))?;
-    fs::rename(&tmp, path).map_err(io(path))
+    bellperson_lite::files::write_atomically(path, write).map_err(|source| {
+        FilecoinError::Params(bellperson_lite::ParamsError::File {
+            path: path.to_path_buf(),
+            source: Box::new(source),
+        })
+    })
 }
 
 /// Reads `id`'s `.params` file from `dir` with

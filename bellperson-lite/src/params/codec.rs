@@ -9,8 +9,7 @@
 //! Byte slices and files are decoded all at once, in parallel
 //! (`decode.rs`, `load.rs`).
 
-use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -26,8 +25,6 @@ use crate::error::{ParamsError, Place, Section};
 const READ_CHUNK: usize = 1 << 16;
 /// Points encoded per parallel task when writing.
 const WRITE_CHUNK: usize = 1 << 10;
-/// Buffer of file readers and writers.
-const FILE_BUFFER: usize = 1 << 20;
 
 /// A reader of a stream of unknown length.
 struct Source<R> {
@@ -247,16 +244,11 @@ impl Parameters {
         Ok(out)
     }
 
-    /// Writes a parameters file (created or truncated). Errors name the
-    /// file.
+    /// Writes a parameters file, replacing it whole
+    /// ([`write_atomically`](crate::files::write_atomically): a crash leaves
+    /// the old file or the new). Errors name the file.
     pub fn write_file(&self, path: impl AsRef<Path>) -> Result<(), ParamsError> {
         let path = path.as_ref();
-        let create = || -> Result<(), ParamsError> {
-            let mut writer = BufWriter::with_capacity(FILE_BUFFER, File::create(path)?);
-            self.write(&mut writer)?;
-            writer.flush()?;
-            Ok(())
-        };
-        create().map_err(|e| in_file(path, e))
+        crate::files::write_atomically(path, |out| self.write(out)).map_err(|e| in_file(path, e))
     }
 }

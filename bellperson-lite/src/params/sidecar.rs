@@ -23,7 +23,7 @@
 //! every load whatever the sidecar says.
 
 use std::fs;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use super::decode::DIGEST_NAME;
@@ -127,15 +127,9 @@ fn read_small(path: &Path) -> io::Result<String> {
     Ok(text)
 }
 
-/// Writes the sidecar at `path` through a temporary file and a rename, so
-/// that a reader never sees half of one.
+/// Writes the sidecar at `path` so that a reader never sees half of one.
 pub(super) fn record(path: &Path, vouch: Vouch, len: u64, digest: &[u8; 32]) -> io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp.{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    let written = fs::write(&tmp, render(vouch, len, digest)).and_then(|()| fs::rename(&tmp, path));
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
+    crate::files::write_atomically(path, |out| {
+        out.write_all(render(vouch, len, digest).as_bytes())
+    })
 }
