@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use cuzk_engine::BackendChoice;
+use cuzk_engine::{BackendChoice, EngineSettings};
 use cuzk_engine::{
     Engine, EngineConfig, EngineError, JobHandle, MetricsSnapshot, ProofRequest, ProvingKey,
     RequestProof,
@@ -110,9 +110,6 @@ pub enum BenchError {
         #[source]
         source: supraseal_c2::Error,
     },
-    /// The backend name is not auto, cpu or cuda.
-    #[error("bad --backend")]
-    Backend(#[source] supraseal_c2::ParseBackendError),
     /// A count that must be positive, an output that cannot be written.
     #[error(transparent)]
     Input(#[from] crate::checks::InputError),
@@ -185,18 +182,36 @@ pub struct Plan {
 impl Plan {
     /// Resolves `run` over `file`.
     pub fn resolve(run: &RunArgs, file: &FileConfig) -> Result<Self, BenchError> {
-        let (bench, engine) = (&file.bench, &file.engine);
-        let backend: BackendChoice = run
-            .backend
-            .as_deref()
-            .or(engine.backend.as_deref())
-            .unwrap_or("auto")
-            .parse()
-            .map_err(BenchError::Backend)?;
-        let devices = match run.devices.clone().or(engine.devices.clone()) {
-            Some(devices) => devices,
+        let bench = &file.bench;
+        let flags = EngineSettings {
+            devices: run.devices.clone(),
+            queue_depth: run.queue_depth,
+            verify: match (run.verify, run.no_verify) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
+            backend: run.backend.clone(),
+            synthesis: run.synthesis.clone(),
+            synthesis_nice: run.synthesis_nice,
+            ..EngineSettings::default()
+        };
+        let settings = flags.over(&file.engine);
+        let backend = settings
+            .backend()
+            .map_err(BenchError::Config)?
+            .unwrap_or(BackendChoice::Auto);
+        let devices = match &settings.devices {
+            Some(devices) => devices.clone(),
             None => default_devices(backend),
         };
+        let engine = settings
+            .resolve(EngineConfig {
+                devices: devices.clone(),
+                backend,
+                ..EngineConfig::default()
+            })
+            .map_err(BenchError::Config)?;
         // Refuse an impossible backend now, before minutes of setup.
         for &device in &devices {
             supraseal_c2::GpuLock::with_backend(device, backend)
@@ -231,21 +246,7 @@ impl Plan {
             partitions,
             params: run.params.clone().or(bench.params.clone()),
             cached_synthesis: run.cached_synthesis || bench.cached_synthesis.unwrap_or(false),
-            engine: EngineConfig {
-                devices,
-                queue_depth: run.queue_depth.or(engine.queue_depth),
-                verify: run.verify || (!run.no_verify && engine.verify.unwrap_or(true)),
-                backend,
-                synthesis: match run.synthesis.as_deref().or(engine.synthesis.as_deref()) {
-                    Some(mode) => mode.parse().map_err(BenchError::Workload)?,
-                    None => SynthesisMode::default(),
-                },
-                synthesis_nice: run
-                    .synthesis_nice
-                    .or(engine.synthesis_nice)
-                    .unwrap_or(cuzk_engine::DEFAULT_SYNTHESIS_NICE),
-                ..EngineConfig::default()
-            },
+            engine,
             shapes: Arc::default(),
         };
         positive("--requests", plan.requests)?;
@@ -558,15 +559,13 @@ fn wait_with_progress(
 /// writes the JSON and timeline files asked for.
 pub fn run_bench(args: &BenchArgs, config: &FileConfig) -> Result<(), Box<dyn std::error::Error>> {
     let mut plan = Plan::resolve(&args.run, config)?;
-    let defaults = EngineConfig::default();
-    plan.engine.partition_workers = args
-        .partition_workers
-        .or(config.engine.partition_workers)
-        .unwrap_or(defaults.partition_workers);
-    plan.engine.gpu_workers_per_device = args
-        .gpu_workers_per_device
-        .or(config.engine.gpu_workers_per_device)
-        .unwrap_or(defaults.gpu_workers_per_device);
+    // The file's counts are in the plan already; the flags go over them.
+    if let Some(workers) = args.partition_workers {
+        plan.engine.partition_workers = workers;
+    }
+    if let Some(workers) = args.gpu_workers_per_device {
+        plan.engine.gpu_workers_per_device = workers;
+    }
     // Refuse what cannot work before minutes of setup.
     plan.engine.validate().map_err(BenchError::Config)?;
     writable_output(args.json.as_ref())?;

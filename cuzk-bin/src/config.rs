@@ -34,7 +34,7 @@ use serde::Deserialize;
 #[serde(default, deny_unknown_fields)]
 pub struct FileConfig {
     /// The engine's shape.
-    pub engine: EngineSection,
+    pub engine: EngineSettings,
     /// What the bench proves.
     pub bench: BenchSection,
     /// The sweep's grid.
@@ -42,7 +42,7 @@ pub struct FileConfig {
 }
 
 /// `[engine]`: the same section as the daemon's file.
-pub use cuzk_daemon::EngineSection;
+pub use cuzk_engine::EngineSettings;
 
 /// `[bench]`: the work a bench run proves.
 #[derive(Clone, Debug, Default, Deserialize)]

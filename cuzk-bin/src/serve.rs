@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use cuzk_daemon::{DaemonConfig, Server};
+use cuzk_engine::EngineSettings;
 
 use crate::CliResult;
 
@@ -100,15 +101,17 @@ impl ServeArgs {
         set(&mut c.shutdown_grace_secs, &self.shutdown_grace_secs);
         set(&mut c.max_message_bytes, &self.max_message_bytes);
         set(&mut c.preload, &self.preload);
-        let e = &mut c.engine;
-        e.partition_workers = self.partition_workers.or(e.partition_workers);
-        e.gpu_workers_per_device = self.gpu_workers_per_device.or(e.gpu_workers_per_device);
-        e.devices = self.devices.clone().or(e.devices.take());
-        e.queue_depth = self.queue_depth.or(e.queue_depth);
-        e.verify = self.verify.or(e.verify);
-        e.backend = self.backend.clone().or(e.backend.take());
-        e.synthesis = self.synthesis.clone().or(e.synthesis.take());
-        e.synthesis_nice = self.synthesis_nice.or(e.synthesis_nice);
+        let flags = EngineSettings {
+            partition_workers: self.partition_workers,
+            gpu_workers_per_device: self.gpu_workers_per_device,
+            devices: self.devices.clone(),
+            queue_depth: self.queue_depth,
+            verify: self.verify,
+            backend: self.backend.clone(),
+            synthesis: self.synthesis.clone(),
+            synthesis_nice: self.synthesis_nice,
+        };
+        c.engine = flags.over(&c.engine);
         Ok(c)
     }
 }

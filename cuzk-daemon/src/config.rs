@@ -32,7 +32,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use cuzk_engine::{BackendChoice, EngineConfig, SynthesisMode};
+use cuzk_engine::{EngineConfig, EngineSettings};
 use serde::{Deserialize, Serialize};
 
 use crate::DaemonError;
@@ -80,32 +80,9 @@ pub struct DaemonConfig {
     pub max_message_bytes: usize,
     /// Circuits whose keys are loaded at start (`mul-chain/64`, ...).
     pub preload: Vec<String>,
-    /// The engine's shape.
-    pub engine: EngineSection,
-}
-
-/// `[engine]`: see `cuzk_engine::EngineConfig`; an absent key keeps the
-/// engine's default.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct EngineSection {
-    /// Synthesis threads.
-    pub partition_workers: Option<usize>,
-    /// Prover threads per device.
-    pub gpu_workers_per_device: Option<usize>,
-    /// Device ordinals.
-    pub devices: Option<Vec<u32>>,
-    /// Capacity of the synthesized-partition queue.
-    pub queue_depth: Option<usize>,
-    /// Verify every proof before handing it out (default: true, as for
-    /// the engine and the bench).
-    pub verify: Option<bool>,
-    /// `auto`, `cpu` or `cuda`.
-    pub backend: Option<String>,
-    /// `full`, `compiled`, `compiled-gadgets` or `checked[:N]`.
-    pub synthesis: Option<String>,
-    /// Nice value of the synthesis threads (0-19).
-    pub synthesis_nice: Option<i32>,
+    /// The engine's shape (`[engine]`): an absent key keeps the engine's
+    /// default.
+    pub engine: EngineSettings,
 }
 
 impl Default for DaemonConfig {
@@ -124,7 +101,7 @@ impl Default for DaemonConfig {
             shutdown_grace_secs: 30,
             max_message_bytes: 256 << 20,
             preload: Vec::new(),
-            engine: EngineSection::default(),
+            engine: EngineSettings::default(),
         }
     }
 }
@@ -179,37 +156,11 @@ impl DaemonConfig {
     }
 
     /// The engine's configuration: the engine's defaults, overridden by
-    /// `[engine]`, with self-verification on unless turned off.
+    /// `[engine]` (self-verification on unless turned off).
     pub fn engine_config(&self) -> Result<EngineConfig, DaemonError> {
-        let e = &self.engine;
-        let defaults = EngineConfig::default();
-        let backend = match &e.backend {
-            Some(text) => BackendChoice::from_str(text)
-                .map_err(|err| DaemonError::Config(format!("engine.backend: {err}")))?,
-            None => defaults.backend,
-        };
-        let synthesis = match &e.synthesis {
-            Some(text) => SynthesisMode::from_str(text)
-                .map_err(|err| DaemonError::Config(format!("engine.synthesis: {err}")))?,
-            None => defaults.synthesis,
-        };
-        let config = EngineConfig {
-            partition_workers: e.partition_workers.unwrap_or(defaults.partition_workers),
-            gpu_workers_per_device: e
-                .gpu_workers_per_device
-                .unwrap_or(defaults.gpu_workers_per_device),
-            devices: e.devices.clone().unwrap_or(defaults.devices.clone()),
-            queue_depth: e.queue_depth.or(defaults.queue_depth),
-            verify: e.verify.unwrap_or(true),
-            backend,
-            synthesis,
-            synthesis_nice: e.synthesis_nice.unwrap_or(defaults.synthesis_nice),
-            ..defaults
-        };
-        config
-            .validate()
-            .map_err(|err| DaemonError::Config(format!("[engine]: {err}")))?;
-        Ok(config)
+        self.engine
+            .resolve(EngineConfig::default())
+            .map_err(|err| DaemonError::Config(format!("[engine]: {err}")))
     }
 
     /// Jobs handed to the engine at once, default applied: every partition
@@ -346,7 +297,7 @@ mod tests {
         let mut config = DaemonConfig::default();
         config.engine.backend = Some("tpu".to_owned());
         let err = config.engine_config().unwrap_err().to_string();
-        assert!(err.contains("engine.backend"), "{err}");
+        assert!(err.contains("[engine]: backend"), "{err}");
         let err = toml::from_str::<DaemonConfig>("max_jobz = 3").unwrap_err();
         assert!(err.to_string().contains("max_jobz"), "{err}");
     }

@@ -72,7 +72,7 @@ mod runner;
 mod server;
 mod service;
 
-pub use config::{DaemonConfig, EngineSection, ListenAddr};
+pub use config::{DaemonConfig, ListenAddr};
 pub use error::{error_chain, DaemonError};
 pub use jobs::{job_id, parse_job_id};
 pub use server::{shutdown_signal, Server};

@@ -147,9 +147,91 @@ pub enum ConfigError {
     /// `synthesis_nice` outside 0 to 19.
     #[error("synthesis_nice must be between 0 and 19, not {0}")]
     BadNice(i32),
+    /// The backend's name is not one of `auto`, `cpu`, `cuda`.
+    #[error("backend: {0}")]
+    Backend(supraseal_c2::ParseBackendError),
+    /// The synthesis mode cannot be read.
+    #[error("synthesis: {0}")]
+    Synthesis(String),
     /// The fault plan in `CUZK_FAULT` cannot be read.
     #[error("{} cannot be read", supraseal_c2::FAULT_ENV)]
     FaultPlan(#[source] supraseal_c2::ParseFaultError),
+}
+
+/// The engine's settings as a person gives them: the `[engine]` section of
+/// a config file or a command's flags, every one optional. The one place
+/// where flags meet the file and the engine's defaults, for `cuzk serve`,
+/// `cuzk bench` and the daemon alike.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineSettings {
+    /// Synthesis threads.
+    pub partition_workers: Option<usize>,
+    /// Prover threads per device.
+    pub gpu_workers_per_device: Option<usize>,
+    /// Device ordinals.
+    pub devices: Option<Vec<u32>>,
+    /// Capacity of the synthesized-partition queue.
+    pub queue_depth: Option<usize>,
+    /// Verify every proof before handing it out (default: true).
+    pub verify: Option<bool>,
+    /// `auto`, `cpu` or `cuda`.
+    pub backend: Option<String>,
+    /// `full`, `compiled`, `compiled-gadgets` or `checked[:N]`.
+    pub synthesis: Option<String>,
+    /// Nice value of the synthesis threads (0-19).
+    pub synthesis_nice: Option<i32>,
+}
+
+impl EngineSettings {
+    /// These settings where given, `under`'s elsewhere: flags over a file.
+    pub fn over(self, under: &EngineSettings) -> EngineSettings {
+        let u = under.clone();
+        EngineSettings {
+            partition_workers: self.partition_workers.or(u.partition_workers),
+            gpu_workers_per_device: self.gpu_workers_per_device.or(u.gpu_workers_per_device),
+            devices: self.devices.or(u.devices),
+            queue_depth: self.queue_depth.or(u.queue_depth),
+            verify: self.verify.or(u.verify),
+            backend: self.backend.or(u.backend),
+            synthesis: self.synthesis.or(u.synthesis),
+            synthesis_nice: self.synthesis_nice.or(u.synthesis_nice),
+        }
+    }
+
+    /// The backend named, if one is.
+    pub fn backend(&self) -> Result<Option<BackendChoice>, ConfigError> {
+        self.backend
+            .as_deref()
+            .map(|text| text.parse().map_err(ConfigError::Backend))
+            .transpose()
+    }
+
+    /// The engine's configuration: `defaults` where a setting is absent,
+    /// checked with [`EngineConfig::validate`].
+    pub fn resolve(&self, defaults: EngineConfig) -> Result<EngineConfig, ConfigError> {
+        let synthesis = match &self.synthesis {
+            Some(text) => text
+                .parse()
+                .map_err(|e: cuzk_pipeline::PipelineError| ConfigError::Synthesis(e.to_string()))?,
+            None => defaults.synthesis,
+        };
+        let config = EngineConfig {
+            partition_workers: self.partition_workers.unwrap_or(defaults.partition_workers),
+            gpu_workers_per_device: self
+                .gpu_workers_per_device
+                .unwrap_or(defaults.gpu_workers_per_device),
+            devices: self.devices.clone().unwrap_or(defaults.devices.clone()),
+            queue_depth: self.queue_depth.or(defaults.queue_depth),
+            verify: self.verify.unwrap_or(defaults.verify),
+            backend: self.backend()?.unwrap_or(defaults.backend),
+            synthesis,
+            synthesis_nice: self.synthesis_nice.unwrap_or(defaults.synthesis_nice),
+            ..defaults
+        };
+        config.validate()?;
+        Ok(config)
+    }
 }
 
 /// A fault to inject, for the engine's own tests only.
@@ -187,6 +269,50 @@ mod tests {
         assert_eq!(config.effective_queue_depth(), 4);
         config.devices = vec![0, 1];
         assert_eq!(config.effective_queue_depth(), 8);
+    }
+
+    #[test]
+    fn settings_go_flags_over_file_over_defaults() {
+        let file = EngineSettings {
+            partition_workers: Some(3),
+            queue_depth: Some(5),
+            backend: Some("cpu".into()),
+            ..EngineSettings::default()
+        };
+        let flags = EngineSettings {
+            partition_workers: Some(7),
+            verify: Some(false),
+            ..EngineSettings::default()
+        };
+        let config = flags.over(&file).resolve(EngineConfig::default()).unwrap();
+        assert_eq!(config.partition_workers, 7);
+        assert_eq!(config.queue_depth, Some(5));
+        assert_eq!(config.backend, BackendChoice::Cpu);
+        assert!(!config.verify);
+        assert_eq!(config.gpu_workers_per_device, 2);
+        assert_eq!(config.synthesis_nice, DEFAULT_SYNTHESIS_NICE);
+
+        let bad = |settings: EngineSettings| {
+            settings
+                .resolve(EngineConfig::default())
+                .unwrap_err()
+                .to_string()
+        };
+        let backend = bad(EngineSettings {
+            backend: Some("tpu".into()),
+            ..EngineSettings::default()
+        });
+        assert!(backend.starts_with("backend: "), "{backend}");
+        let synthesis = bad(EngineSettings {
+            synthesis: Some("fast".into()),
+            ..EngineSettings::default()
+        });
+        assert!(synthesis.starts_with("synthesis: "), "{synthesis}");
+        let workers = bad(EngineSettings {
+            gpu_workers_per_device: Some(0),
+            ..EngineSettings::default()
+        });
+        assert_eq!(workers, "gpu_workers_per_device must be at least 1");
     }
 
     #[test]

@@ -106,8 +106,8 @@ mod worker;
 #[doc(hidden)]
 pub use config::Fault;
 pub use config::{
-    BackendChoice, ConfigError, EngineConfig, FaultPlan, SynthesisMode, DEFAULT_PARTITION_RETRIES,
-    DEFAULT_SYNTHESIS_NICE,
+    BackendChoice, ConfigError, EngineConfig, EngineSettings, FaultPlan, SynthesisMode,
+    DEFAULT_PARTITION_RETRIES, DEFAULT_SYNTHESIS_NICE,
 };
 pub use cuzk_pipeline::{Partition, Workload};
 pub use devices::{DeviceStatus, Retirement};
