@@ -153,7 +153,7 @@ fn stale(object: &Path, source: &Path, headers: &[PathBuf]) -> bool {
     };
     std::iter::once(source)
         .chain(headers.iter().map(PathBuf::as_path))
-        .any(|input| modified(input).map_or(true, |t| t > built))
+        .any(|input| modified(input).is_none_or(|t| t > built))
 }
 
 fn nvcc() -> PathBuf {

@@ -186,7 +186,7 @@ pub fn synthesize_with(
     let shape = cache.get(workload)?;
     let partition = synthesize_compiled(&shape, workload, seed, witness, pool)?;
     if let SynthesisMode::Checked { every } = mode {
-        if seed % every.max(1) == 0 {
+        if seed.is_multiple_of(every.max(1)) {
             CompiledShape::check_against(&partition.assignment, workload.circuit(seed))?;
         }
     }

@@ -187,7 +187,7 @@ impl FaultCounter {
         *faults = plan
             .faults
             .iter()
-            .filter(|f| f.device.map_or(true, |d| d == device))
+            .filter(|f| f.device.is_none_or(|d| d == device))
             .map(|f| (f.call, f.kind))
             .collect();
         self.calls.store(0, Ordering::SeqCst);

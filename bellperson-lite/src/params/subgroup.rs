@@ -114,9 +114,7 @@ pub(super) fn first_bad<P: Encoded>(
 /// The 64 subset sums of `points`, each tested for the subgroup.
 fn batch_passes<P: Encoded>(points: &[P], masks: &mut blake3::OutputReader) -> bool {
     // On the heap: 2,048 G2 sums are 590 KB.
-    let mut buckets: Vec<P::Sum> = std::iter::repeat(P::zero())
-        .take(GROUPS * BUCKETS)
-        .collect();
+    let mut buckets: Vec<P::Sum> = std::iter::repeat_n(P::zero(), GROUPS * BUCKETS).collect();
     let mut block = [0u8; GROUPS * MASK_BLOCK];
     for run in points.chunks(MASK_BLOCK) {
         let block = &mut block[..run.len() * GROUPS];

@@ -81,7 +81,7 @@ const IV: [u32; 8] = [
 fn pad(bits: &mut Vec<Bit>) {
     let len = bits.len() as u64;
     bits.push(Bit::Const(true));
-    while (bits.len() + 64) % 512 != 0 {
+    while !(bits.len() + 64).is_multiple_of(512) {
         bits.push(Bit::Const(false));
     }
     bits.extend((0..64).rev().map(|i| Bit::Const((len >> i) & 1 == 1)));
@@ -180,7 +180,7 @@ impl Allocator {
     fn alloc(&mut self, v: bool) -> Bit {
         self.current |= u64::from(v) << (self.len % 64);
         self.len += 1;
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(self.current);
             self.current = 0;
         }
@@ -188,7 +188,7 @@ impl Allocator {
     }
 
     fn finish(mut self) -> BitWitness {
-        if self.len % 64 != 0 {
+        if !self.len.is_multiple_of(64) {
             self.words.push(self.current);
         }
         BitWitness {
