@@ -215,7 +215,7 @@ fn each_cause_is_printed_once() {
         ),
         (
             vec!["bench", "--backend", "cpu", "--synthesis", "fast"],
-            "cuzk: bad synthesis mode 'fast' (expected full, compiled, checked or checked:N with N >= 1)"
+            "cuzk: invalid engine configuration: bad synthesis mode 'fast' (expected full, compiled, checked or checked:N with N >= 1)"
                 .into(),
         ),
     ];

@@ -297,7 +297,7 @@ mod tests {
         let mut config = DaemonConfig::default();
         config.engine.backend = Some("tpu".to_owned());
         let err = config.engine_config().unwrap_err().to_string();
-        assert!(err.contains("[engine]: backend"), "{err}");
+        assert!(err.contains("[engine]: unknown backend \"tpu\""), "{err}");
         let err = toml::from_str::<DaemonConfig>("max_jobz = 3").unwrap_err();
         assert!(err.to_string().contains("max_jobz"), "{err}");
     }

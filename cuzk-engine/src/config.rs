@@ -148,10 +148,10 @@ pub enum ConfigError {
     #[error("synthesis_nice must be between 0 and 19, not {0}")]
     BadNice(i32),
     /// The backend's name is not one of `auto`, `cpu`, `cuda`.
-    #[error("backend: {0}")]
+    #[error("{0}")]
     Backend(supraseal_c2::ParseBackendError),
     /// The synthesis mode cannot be read.
-    #[error("synthesis: {0}")]
+    #[error("{0}")]
     Synthesis(String),
     /// The fault plan in `CUZK_FAULT` cannot be read.
     #[error("{} cannot be read", supraseal_c2::FAULT_ENV)]
@@ -302,12 +302,15 @@ mod tests {
             backend: Some("tpu".into()),
             ..EngineSettings::default()
         });
-        assert!(backend.starts_with("backend: "), "{backend}");
+        assert!(backend.starts_with("unknown backend \"tpu\""), "{backend}");
         let synthesis = bad(EngineSettings {
             synthesis: Some("fast".into()),
             ..EngineSettings::default()
         });
-        assert!(synthesis.starts_with("synthesis: "), "{synthesis}");
+        assert!(
+            synthesis.starts_with("bad synthesis mode 'fast'"),
+            "{synthesis}"
+        );
         let workers = bad(EngineSettings {
             gpu_workers_per_device: Some(0),
             ..EngineSettings::default()
