@@ -254,6 +254,15 @@ impl Plan {
         Ok(plan)
     }
 
+    /// Where the witness of what the run proves comes from in `mode`.
+    pub fn witness_source(&self, mode: SynthesisMode) -> &'static str {
+        match (&self.filecoin, mode) {
+            (_, SynthesisMode::Full) => "full synthesis",
+            (Some(request), _) => cuzk_pipeline::CircuitSource::witness_source(&**request),
+            (None, mode) => mode.witness_source(self.workload),
+        }
+    }
+
     /// What the run proves: the workload, or the Filecoin circuit.
     pub fn label(&self) -> String {
         match &self.filecoin {

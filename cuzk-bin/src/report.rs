@@ -31,6 +31,9 @@ pub struct Provenance {
     pub verified: bool,
     /// The synthesis mode (`compiled`, `full`, ...).
     pub synthesis: String,
+    /// Where the witness came from: `native program`, `gadgets`,
+    /// `gadgets, in pieces` or `full synthesis`.
+    pub witness: String,
     /// The prover backend of each device, e.g. `cuda x2`.
     pub backend: String,
     /// The git revision of the binary (`-dirty`: with uncommitted changes).
@@ -41,18 +44,19 @@ pub struct Provenance {
 
 impl Provenance {
     /// The provenance of `measurement`, a run of `plan` on `machine`.
-    pub fn new(measurement: &Measurement, machine: &Machine) -> Self {
+    pub fn new(plan: &Plan, measurement: &Measurement, machine: &Machine) -> Self {
         Self {
             verified: measurement.verified,
             synthesis: measurement.config.synthesis.to_string(),
+            witness: plan.witness_source(measurement.config.synthesis).to_owned(),
             backend: measurement.backend.clone(),
             git_revision: GIT_REVISION.to_owned(),
             machine: machine.clone(),
         }
     }
 
-    /// One line: `verified, compiled synthesis, cpu backend, revision
-    /// abc1234, host (2 cores, ...)`.
+    /// One line: `verified; compiled synthesis (witness: native program),
+    /// cpu backend; revision abc1234; host (2 cores, ...)`.
     pub fn line(&self) -> String {
         let verified = if self.verified {
             "every request proof verified"
@@ -60,8 +64,8 @@ impl Provenance {
             "NOT verified (--no-verify or verify = false)"
         };
         format!(
-            "{verified}; {} synthesis, {} backend; revision {}; {}",
-            self.synthesis, self.backend, self.git_revision, self.machine
+            "{verified}; {} synthesis (witness: {}), {} backend; revision {}; {}",
+            self.synthesis, self.witness, self.backend, self.git_revision, self.machine
         )
     }
 }
@@ -244,7 +248,7 @@ impl BenchReport {
         let latency = cuzk_engine::metrics::median(measurement.latencies_ns.clone());
         Self {
             workload: plan.label(),
-            provenance: Provenance::new(measurement, machine),
+            provenance: Provenance::new(plan, measurement, machine),
             requests: plan.requests,
             partitions: plan.partitions,
             partition_workers: measurement.config.partition_workers,

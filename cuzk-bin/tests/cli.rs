@@ -185,3 +185,49 @@ fn setup_prove_verify_and_every_bad_input() {
     ]);
     assert_fails_with(&out, "gpu");
 }
+
+/// `cuzk bench`'s JSON names what ran: verified, the synthesis mode and
+/// where the witness came from.
+#[test]
+fn bench_records_the_witness_source() {
+    let dir = tempfile::tempdir().unwrap();
+    for (mode, witness) in [
+        ("compiled", "native program"),
+        ("compiled-gadgets", "gadgets"),
+        ("full", "full synthesis"),
+    ] {
+        let json = dir.path().join(format!("{mode}.json"));
+        let out = cuzk(&[
+            "bench",
+            "--backend",
+            "cpu",
+            "--workload",
+            "sha-chain",
+            "--size",
+            "1",
+            "--partitions",
+            "2",
+            "--requests",
+            "1",
+            "--synthesis",
+            mode,
+            "--json",
+            s(&json),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(report["witness"], witness, "{mode}");
+        assert_eq!(report["synthesis"], mode);
+        assert_eq!(report["verified"], true);
+        let line = format!("{mode} synthesis (witness: {witness})");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains(&line),
+            "{line}"
+        );
+    }
+}

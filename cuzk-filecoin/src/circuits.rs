@@ -34,6 +34,9 @@ pub trait Partitions: Send + Sync {
     /// Partition `k`'s public inputs (without `ONE`), as filecoin-proofs'
     /// verifier computes them.
     fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>, FilecoinError>;
+    /// Where the compiled path's witness comes from: `gadgets, in pieces`
+    /// where the kind splits its circuit, else `gadgets`.
+    fn witness_source(&self) -> &'static str;
 }
 
 /// A kind's vanilla public parameters, public inputs and per-partition
@@ -146,6 +149,13 @@ where
             partition: k,
             source,
         })
+    }
+
+    fn witness_source(&self) -> &'static str {
+        match self.pieces {
+            Some(_) => "gadgets, in pieces",
+            None => "gadgets",
+        }
     }
 
     fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>, FilecoinError> {

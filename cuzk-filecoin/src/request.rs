@@ -282,6 +282,10 @@ impl cuzk_pipeline::CircuitSource for FilecoinRequest {
         Ok(self.partitions.record_witness(shape, index)?)
     }
 
+    fn witness_source(&self) -> &'static str {
+        self.partitions.witness_source()
+    }
+
     fn synthesize_full(
         &self,
         index: usize,

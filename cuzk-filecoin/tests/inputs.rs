@@ -68,6 +68,14 @@ fn partition_counts_and_ids() {
 fn compiled_witness_equals_full_synthesis_for_every_kind() {
     for kind in ProofKind::ALL {
         let request = common::request(kind);
+        let source = match kind {
+            ProofKind::SnapDeals => "gadgets",
+            _ => "gadgets, in pieces",
+        };
+        assert_eq!(
+            cuzk_pipeline::CircuitSource::witness_source(&request),
+            source
+        );
         let shape = request.id().compile().expect("compile");
         for k in 0..request.partitions().count() {
             let compiled = request.synthesize(k, Some(&shape)).expect("compiled");

@@ -31,6 +31,11 @@ pub trait CircuitSource: Send + Sync + fmt::Debug {
         shape: &CompiledShape,
         index: usize,
     ) -> Result<ShapedWitness, SourceError>;
+    /// Where the compiled path's witness comes from, as reports name it
+    /// (e.g. `gadgets, in pieces`).
+    fn witness_source(&self) -> &'static str {
+        "gadgets"
+    }
     /// Partition `index` synthesized in full.
     fn synthesize_full(&self, index: usize) -> Result<ProvingAssignment, SourceError>;
     /// Partition `index`'s public inputs (without `ONE`), as its verifier

@@ -79,6 +79,25 @@ pub enum Witness {
     Gadgets,
 }
 
+impl SynthesisMode {
+    /// Where `workload`'s witness comes from in this mode, as reports name
+    /// it: `native program`, `gadgets`, or `full synthesis` (every
+    /// constraint recorded, the witness from the gadgets).
+    pub fn witness_source(&self, workload: Workload) -> &'static str {
+        match self {
+            SynthesisMode::Full => "full synthesis",
+            SynthesisMode::CompiledGadgets => "gadgets",
+            SynthesisMode::Compiled | SynthesisMode::Checked { .. } => {
+                if workload.has_native_witness() {
+                    "native program"
+                } else {
+                    "gadgets"
+                }
+            }
+        }
+    }
+}
+
 type ShapeSlot = Arc<OnceLock<Result<Arc<CompiledShape>, Arc<CompiledError>>>>;
 
 /// Compiled shapes by workload, each compiled once even when many workers
