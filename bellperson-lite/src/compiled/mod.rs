@@ -88,10 +88,6 @@ fn prefix_len(
     }
 }
 
-fn diverged(what: String) -> CompiledError {
-    CompiledError::Diverged { what }
-}
-
 /// A circuit shape's constraints, compiled once.
 #[derive(Clone, Debug)]
 pub struct CompiledShape {
@@ -286,38 +282,35 @@ impl CompiledShape {
                 Ok(w)
             })
             .collect::<Result<Vec<_>, SynthesisError>>()?;
-        let num_constraints = self.num_constraints();
         let input = prefix_len(&recorded, self.num_inputs, "public inputs", |w| {
             w.input.len()
         })?;
         let aux = prefix_len(&recorded, self.num_aux, "aux variables", |w| w.aux.len())?;
-        let constraints = prefix_len(&recorded, num_constraints, "constraints", |w| w.constraints)?;
+        prefix_len(&recorded, self.num_constraints(), "constraints", |w| {
+            w.constraints
+        })?;
         let first = &recorded[0];
         for (j, w) in recorded.iter().enumerate().skip(1) {
-            if w.input[..input] != first.input[..input] {
-                return Err(diverged(format!("piece {j}'s prefix inputs")));
-            }
-            if w.aux[..aux] != first.aux[..aux] {
-                return Err(diverged(format!("piece {j}'s prefix aux values")));
-            }
+            let what = if w.input[..input] != first.input[..input] {
+                "inputs"
+            } else if w.aux[..aux] != first.aux[..aux] {
+                "aux values"
+            } else {
+                continue;
+            };
+            let what = format!("piece {j}'s prefix {what}");
+            return Err(CompiledError::Diverged { what });
         }
         // Piece 0 gives the prefix and its blocks, the others their blocks,
         // appended in order and freed one by one: only the pages written
         // so far of the whole are touched, so the copy adds one piece to
-        // the peak, not a second witness.
-        let skip = |j: usize, prefix: usize| if j == 0 { 0 } else { prefix };
-        let (mut num_inputs, mut num_aux, mut recorded_constraints) = (0, 0, 0);
-        for (j, w) in recorded.iter().enumerate() {
-            num_aux += w.aux.len() - skip(j, aux);
-            num_inputs += w.input.len() - skip(j, input);
-            recorded_constraints += w.constraints - skip(j, constraints);
-        }
-        self.check_counts(num_inputs, num_aux, Some(recorded_constraints))?;
+        // the peak, not a second witness. (The prefix lengths were derived
+        // from the shape's counts, so the whole has exactly those.)
         let mut pieces = recorded.into_iter();
         let first = pieces.next().expect("two pieces or more");
         let (mut whole_input, mut whole_aux) = (first.input, first.aux);
-        whole_input.reserve_exact(num_inputs - whole_input.len());
-        whole_aux.reserve_exact(num_aux - whole_aux.len());
+        whole_input.reserve_exact(self.num_inputs - whole_input.len());
+        whole_aux.reserve_exact(self.num_aux - whole_aux.len());
         for w in pieces {
             whole_input.extend_from_slice(&w.input[input..]);
             whole_aux.extend_from_slice(&w.aux[aux..]);

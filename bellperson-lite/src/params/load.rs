@@ -170,9 +170,7 @@ impl Parameters {
         };
         read().map_err(|e| in_file(path, e))
     }
-}
 
-impl Parameters {
     /// Records, in the sidecar of the parameters file at `path`, that this
     /// build generated it: its points are multiples of the group
     /// generators, so a load need not check their subgroups (it still
