@@ -180,8 +180,13 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Resolves `run` over `file`.
-    pub fn resolve(run: &RunArgs, file: &FileConfig) -> Result<Self, BenchError> {
+    /// Resolves `run` and the engine flags of `more` (the worker counts
+    /// `cuzk bench` takes) over `file`.
+    pub fn resolve(
+        run: &RunArgs,
+        more: EngineSettings,
+        file: &FileConfig,
+    ) -> Result<Self, BenchError> {
         let bench = &file.bench;
         let flags = EngineSettings {
             devices: run.devices.clone(),
@@ -194,26 +199,22 @@ impl Plan {
             backend: run.backend.clone(),
             synthesis: run.synthesis.clone(),
             synthesis_nice: run.synthesis_nice,
-            ..EngineSettings::default()
+            ..more
         };
         let settings = flags.over(&file.engine);
         let backend = settings
             .backend()
             .map_err(BenchError::Config)?
             .unwrap_or(BackendChoice::Auto);
-        let devices = match &settings.devices {
-            Some(devices) => devices.clone(),
-            None => default_devices(backend),
-        };
         let engine = settings
             .resolve(EngineConfig {
-                devices: devices.clone(),
+                devices: default_devices(backend),
                 backend,
                 ..EngineConfig::default()
             })
             .map_err(BenchError::Config)?;
         // Refuse an impossible backend now, before minutes of setup.
-        for &device in &devices {
+        for &device in &engine.devices {
             supraseal_c2::GpuLock::with_backend(device, backend)
                 .map_err(|source| BenchError::Device { device, source })?;
         }
@@ -256,10 +257,11 @@ impl Plan {
 
     /// Where the witness of what the run proves comes from in `mode`.
     pub fn witness_source(&self, mode: SynthesisMode) -> &'static str {
-        match (&self.filecoin, mode) {
-            (_, SynthesisMode::Full) => "full synthesis",
-            (Some(request), _) => cuzk_pipeline::CircuitSource::witness_source(&**request),
-            (None, mode) => mode.witness_source(self.workload),
+        match &self.filecoin {
+            Some(request) if mode != SynthesisMode::Full => {
+                cuzk_pipeline::CircuitSource::witness_source(&**request)
+            }
+            _ => mode.witness_source(self.workload),
         }
     }
 
@@ -567,16 +569,14 @@ fn wait_with_progress(
 /// `cuzk bench`: resolves the plan, runs it once, prints the report and
 /// writes the JSON and timeline files asked for.
 pub fn run_bench(args: &BenchArgs, config: &FileConfig) -> Result<(), Box<dyn std::error::Error>> {
-    let mut plan = Plan::resolve(&args.run, config)?;
-    // The file's counts are in the plan already; the flags go over them.
-    if let Some(workers) = args.partition_workers {
-        plan.engine.partition_workers = workers;
-    }
-    if let Some(workers) = args.gpu_workers_per_device {
-        plan.engine.gpu_workers_per_device = workers;
-    }
-    // Refuse what cannot work before minutes of setup.
-    plan.engine.validate().map_err(BenchError::Config)?;
+    let workers = EngineSettings {
+        partition_workers: args.partition_workers,
+        gpu_workers_per_device: args.gpu_workers_per_device,
+        ..EngineSettings::default()
+    };
+    // Resolving validates the engine: what cannot work is refused before
+    // minutes of setup.
+    let plan = Plan::resolve(&args.run, workers, config)?;
     writable_output(args.json.as_ref())?;
     writable_output(args.timeline.as_ref())?;
     let key = plan.proving_key()?;

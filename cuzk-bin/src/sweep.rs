@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::bench::{measure, warm_up, write_file, BenchError, Plan, RunArgs};
 use crate::checks::{positive_list, writable_output, InputError};
-use crate::config::FileConfig;
+use crate::config::{EngineSettings, FileConfig};
 use crate::gpu_util::percent;
 use crate::machine::Machine;
 use crate::report::{BenchReport, Gaps, Provenance, StageFigures};
@@ -92,7 +92,7 @@ impl SweepRow {
 /// `cuzk sweep`: one key, one fresh engine per grid point, a table at the
 /// end (and JSON when asked).
 pub fn run_sweep(args: &SweepArgs, config: &FileConfig) -> Result<(), Box<dyn std::error::Error>> {
-    let plan = Plan::resolve(&args.run, config)?;
+    let plan = Plan::resolve(&args.run, EngineSettings::default(), config)?;
     let synth_list = args
         .partition_workers_list
         .clone()
