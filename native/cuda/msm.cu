@@ -155,7 +155,8 @@ void run_msm(blst_p1& out, cuda_device_t::impl_t& impl, const void* d_points,
     // first batch with the kernels. With the wider windows above there are
     // few batches, so a pageable first batch (the driver copies those at a
     // few GB/s) costs a lot: copy pageable scalars into pinned staging on
-    // several threads first (docs/cuda.md: at 2^22, 49 ms instead of 63).
+    // several threads first (docs/cuda.md, "Measurements", has the
+    // comparison).
     // Scalars that are already pinned (cuda_pinned_buffer_t) skip that pass
     // and are faster still.
     const size_t scalar_bytes = n * sizeof(scalar_t);

@@ -85,8 +85,8 @@ bool copy_early()
 // Below 2^16 values the stream and event cost more than an early copy saves.
 constexpr size_t min_upload_values = size_t(1) << 16;
 // Above 2^25 values (3 GB of a, b, c) the early copy outlasts the preamble,
-// and the terms, which the kernel region needs first, queue behind it:
-// measured at 2^27 (12.9 GB, 141 ms of preamble), the L sum waited 170 ms.
+// and the terms, which the kernel region needs first, queue behind it (at
+// 2^27 the L sum was seen waiting longer than the whole preamble took).
 constexpr size_t max_early_values = size_t(1) << 25;
 
 // start_inputs' copies: circuit i's a, b, c (null: not started).
@@ -117,13 +117,12 @@ public:
         // When the lock is in use (another worker's kernels run), start
         // copying the terms and a, b, c (pinned: the caller's or staging) to
         // the device now, on a copy engine: the kernel region then starts
-        // from device memory (measured at L with 2 workers: holds 108
-        // instead of 112 ms).
+        // from device memory and holds the lock for less time.
         // With the lock free it would not be hidden, and the kernel region's
-        // own copies, overlapped with its NTTs, are faster (1 worker: 112
-        // instead of 122 ms). Below 2^16 values the stream and event cost
-        // more than they save; when the device has no room, the kernel
-        // region copies instead.
+        // own copies, overlapped with its NTTs, are faster (both measured
+        // with one and two workers, BENCHMARKS.md session 11). Below 2^16
+        // values the stream and event cost more than they save; when the
+        // device has no room, the kernel region copies instead.
         if (srs.domain() < 2 || !upload_ahead)
             return;
         for (circuit_plan_t& p : plans_) {
@@ -229,10 +228,9 @@ std::unique_ptr<kernel_batch_t> cuda_backend_t::prepare(
 }
 
 // Page-locked a, b, c start for the device at once, on a copy engine, so
-// that the copy (768 MB at L, about 15 ms) runs beside the preamble's
-// classification and planning instead of at the kernel region's start
-// (measured at L with 2 workers: kernel regions of 70.3 ms against 77.4,
-// BENCHMARKS.md session 11). Not on a key's
+// that the copy runs beside the preamble's classification and planning
+// instead of at the kernel region's start, where it would lengthen the hold
+// (BENCHMARKS.md session 11 has the comparison). Not on a key's
 // first use on the device (its H table is sized from the memory free
 // then), for pageable inputs (the preamble stages those), for small
 // circuits, nor when the device is out of memory (the region copies then).

@@ -90,8 +90,8 @@ struct circuit_plan_t {
     const uint64_t* ones[3] = {nullptr, nullptr, nullptr};  // l, a, b_g1
     // A tail of at most host_tail_max terms (not a dense set) is summed by
     // the preamble on the CPU, into host_tail (sppark's MSM costs
-    // milliseconds whatever its length: the few public inputs of A took
-    // 6-7 ms of each L kernel region).
+    // milliseconds whatever its length, a visible share of a small kernel
+    // region for a handful of public inputs).
     static constexpr size_t host_tail_max = 64;
     static bool tail_on_host(const term_plan_t& t)
     {

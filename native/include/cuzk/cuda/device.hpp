@@ -98,7 +98,7 @@ public:
     // buffer this context keeps, grown to the largest input; trim() frees
     // it), so that the device copies run at full speed and overlap the
     // kernels. On by default; off, pageable inputs go to the driver as they
-    // are (measured 1.3x to 3x slower, docs/cuda.md).
+    // are, which the driver copies several times slower (docs/cuda.md).
     void set_stage_pageable(bool on) noexcept;
     bool stage_pageable() const noexcept;
     size_t host_staging_bytes() const noexcept;
