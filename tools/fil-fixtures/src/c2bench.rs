@@ -11,14 +11,17 @@ use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, ensure, Context, Result};
-use filecoin_proofs::{seal_commit_phase2, verify_seal, PoRepConfig, SealCommitPhase1Output};
+use filecoin_proofs::{
+    seal_commit_phase2, verify_seal, with_shape, DefaultTreeHasher, MerkleTreeTrait, PoRepConfig,
+    SealCommitPhase1Output,
+};
 use filecoin_proofs_api::seal::SealCommitPhase1Output as ApiSealCommitPhase1Output;
 use filecoin_proofs_api::RegisteredSealProof;
 use serde::Serialize;
 use storage_proofs_core::sector::SectorId;
 
 use crate::fixture::{CurioC1, Meta};
-use crate::kinds::{self, SectorSize, Tree};
+use crate::kinds::{self, SectorSize};
 
 /// The Groth16 backend this binary was built with.
 pub const BACKEND: &str = if cfg!(feature = "supraseal") {
@@ -74,10 +77,8 @@ struct Record {
 }
 
 /// What one C1 file holds, in whichever of the three forms it came.
-struct C1Input {
+struct C1Input<Tree: MerkleTreeTrait> {
     c1: SealCommitPhase1Output<Tree>,
-    /// The seal proof, when the file names it (api and Curio forms).
-    seal: Option<RegisteredSealProof>,
     /// The sector number, when the file names it (Curio form).
     sector_id: Option<u64>,
 }
@@ -98,7 +99,7 @@ pub fn use_param_dir(param_dir: &Path) -> Result<PathBuf> {
 
 pub fn run(opts: &BenchOptions, param_dir: &Path) -> Result<()> {
     ensure!(opts.requests >= 1, "--requests must be at least 1");
-    let input = read_c1(&opts.c1)?;
+    let value = read_json(&opts.c1)?;
     let meta_path = opts.meta.clone().or_else(|| {
         let next_to = opts.c1.parent()?.join(crate::fixture::META);
         next_to.exists().then_some(next_to)
@@ -113,7 +114,9 @@ pub fn run(opts: &BenchOptions, param_dir: &Path) -> Result<()> {
         None => None,
     };
 
-    let seal = match (opts.sector_size, input.seal, &meta) {
+    let named = named_seal(&value)
+        .with_context(|| format!("{} is not a C1 output this tool reads", opts.c1.display()))?;
+    let seal = match (opts.sector_size, named, &meta) {
         (Some(size), _, _) => size.kinds().seal,
         (None, Some(seal), _) => seal,
         (None, None, Some(meta)) => meta.registered_seal_proof,
@@ -121,13 +124,35 @@ pub fn run(opts: &BenchOptions, param_dir: &Path) -> Result<()> {
             bail!("no sector size: give --sector-size or a meta.json (--meta, or next to the C1 file)")
         }
     };
-    if let Some(named) = input.seal {
+    if let Some(named) = named {
         ensure!(
             named == seal,
             "the C1 output is for {named:?}, not {seal:?}"
         );
     }
     SectorSize::from_bytes(u64::from(seal.sector_size()))?;
+    // The C1 output's type depends on the sector's tree shape (32 GiB and
+    // 64 GiB have sub- and top-trees), so the rest is generic over it.
+    with_shape!(
+        u64::from(seal.sector_size()),
+        run_shaped,
+        opts,
+        param_dir,
+        value,
+        meta,
+        seal,
+    )
+}
+
+fn run_shaped<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    opts: &BenchOptions,
+    param_dir: &Path,
+    value: serde_json::Value,
+    meta: Option<Meta>,
+    seal: RegisteredSealProof,
+) -> Result<()> {
+    let input = read_c1::<Tree>(value)
+        .with_context(|| format!("{} is not a C1 output this tool reads", opts.c1.display()))?;
     let miner_id = opts
         .miner_id
         .or(meta.as_ref().map(|m| m.miner_id))
@@ -139,7 +164,7 @@ pub fn run(opts: &BenchOptions, param_dir: &Path) -> Result<()> {
         .context("no sector id: give --sector-id or a meta.json")?;
     let config = kinds::porep_config(seal)?;
     let prover_id = kinds::prover_id(miner_id);
-    check_param_files(&config, seal)?;
+    check_param_files::<Tree>(&config, seal)?;
 
     let partitions = usize::from(config.partitions);
     eprintln!(
@@ -217,7 +242,9 @@ pub fn run(opts: &BenchOptions, param_dir: &Path) -> Result<()> {
 
 /// `SealCommitPhase1Output`'s derived Clone asks for `Tree: Clone`, which
 /// the tree type is not; its fields are.
-fn clone_c1(c1: &SealCommitPhase1Output<Tree>) -> SealCommitPhase1Output<Tree> {
+fn clone_c1<Tree: MerkleTreeTrait>(
+    c1: &SealCommitPhase1Output<Tree>,
+) -> SealCommitPhase1Output<Tree> {
     SealCommitPhase1Output {
         vanilla_proofs: c1.vanilla_proofs.clone(),
         comm_r: c1.comm_r,
@@ -230,7 +257,10 @@ fn clone_c1(c1: &SealCommitPhase1Output<Tree>) -> SealCommitPhase1Output<Tree> {
 
 /// filecoin-proofs names a missing parameter file only deep inside its
 /// error chain (and the supraseal backend never generates one): say it first.
-fn check_param_files(config: &PoRepConfig, seal: RegisteredSealProof) -> Result<()> {
+fn check_param_files<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    config: &PoRepConfig,
+    seal: RegisteredSealProof,
+) -> Result<()> {
     for path in [
         config.get_cache_params_path::<Tree>()?,
         config.get_cache_verifying_key_path::<Tree>()?,
@@ -254,35 +284,52 @@ fn size_name(bytes: u64) -> String {
     }
 }
 
-/// Reads a C1 output in filecoin-proofs' form (`c1.json`),
-/// filecoin-proofs-api's form, or Curio's wrapper (`c1-curio.json`).
-fn read_c1(path: &Path) -> Result<C1Input> {
+/// The C1 file as JSON, in whichever of its three forms.
+fn read_json(path: &Path) -> Result<serde_json::Value> {
     let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let value: serde_json::Value =
-        serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", path.display()))?;
-    let parse = || -> Result<C1Input> {
-        if value.get("Phase1Out").is_some() {
-            let curio: CurioC1 = serde_json::from_value(value.clone())?;
-            let api: ApiSealCommitPhase1Output =
-                serde_json::from_slice(&curio.phase1_out).context("parsing Phase1Out")?;
-            let mut input = from_api(api)?;
-            input.sector_id = Some(curio.sector_num);
-            Ok(input)
-        } else if value.get("registered_proof").is_some() {
-            from_api(serde_json::from_value(value.clone())?)
-        } else {
-            Ok(C1Input {
-                c1: serde_json::from_value(value.clone())?,
-                seal: None,
-                sector_id: None,
-            })
-        }
-    };
-    parse().with_context(|| format!("{} is not a C1 output this tool reads", path.display()))
+    serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", path.display()))
 }
 
-fn from_api(api: ApiSealCommitPhase1Output) -> Result<C1Input> {
-    let seal = api.registered_proof;
+/// The seal proof a C1 output names (filecoin-proofs-api's form and
+/// Curio's wrapper do; filecoin-proofs' own form does not).
+fn named_seal(value: &serde_json::Value) -> Result<Option<RegisteredSealProof>> {
+    let api = match value.get("Phase1Out") {
+        Some(_) => {
+            let curio: CurioC1 = serde_json::from_value(value.clone())?;
+            serde_json::from_slice(&curio.phase1_out).context("parsing Phase1Out")?
+        }
+        None => value.clone(),
+    };
+    api.get("registered_proof")
+        .map(|seal| serde_json::from_value(seal.clone()).context("reading registered_proof"))
+        .transpose()
+}
+
+/// Reads a C1 output in filecoin-proofs' form (`c1.json`),
+/// filecoin-proofs-api's form, or Curio's wrapper (`c1-curio.json`).
+fn read_c1<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    value: serde_json::Value,
+) -> Result<C1Input<Tree>> {
+    if value.get("Phase1Out").is_some() {
+        let curio: CurioC1 = serde_json::from_value(value)?;
+        let api: ApiSealCommitPhase1Output =
+            serde_json::from_slice(&curio.phase1_out).context("parsing Phase1Out")?;
+        let mut input = from_api(api)?;
+        input.sector_id = Some(curio.sector_num);
+        Ok(input)
+    } else if value.get("registered_proof").is_some() {
+        from_api(serde_json::from_value(value)?)
+    } else {
+        Ok(C1Input {
+            c1: serde_json::from_value(value)?,
+            sector_id: None,
+        })
+    }
+}
+
+fn from_api<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    api: ApiSealCommitPhase1Output,
+) -> Result<C1Input<Tree>> {
     Ok(C1Input {
         c1: SealCommitPhase1Output::<Tree> {
             vanilla_proofs: api.vanilla_proofs.try_into()?,
@@ -292,7 +339,6 @@ fn from_api(api: ApiSealCommitPhase1Output) -> Result<C1Input> {
             seed: api.seed,
             ticket: api.ticket,
         },
-        seal: Some(seal),
         sector_id: None,
     })
 }
