@@ -8,8 +8,10 @@
 # Steps (run in the order given):
 #   setup:KIND:SIZE          cuzk setup --kind KIND --sector-size SIZE (test
 #                            parameters under filecoin-proofs' names in $PARAMS)
-#   bench:KIND:SIZE:N        cuzk bench on the fixture of SIZE, N requests,
-#                            2 GPU workers, every proof verified
+#   bench:KIND:SIZE:N[:TAG]  cuzk bench on the fixture of SIZE, N requests,
+#                            2 GPU workers, every proof verified (TAG names
+#                            its log and JSON apart from another run's, e.g.
+#                            one with CUZK_WITNESS_PIECES=0)
 #   ref:SIZE:N               filecoin-proofs' seal_commit_phase2 (bellperson
 #                            0.27 + supraseal-c2) on the same C1, N requests
 #   cc:SIZE                  a CC fixture of SIZE made without sealing (C1,
@@ -23,7 +25,8 @@
 # exists, else cuzk-filecoin/fixtures/SIZE (2KiB, 8MiB, 512MiB committed). Logs and JSON go to $OUT
 # (default gpu-results/); parameters to $PARAMS (default /tmp/fil-params).
 # Bench concurrency: PARTITION_WORKERS (default: the cores), GPU_WORKERS
-# (default 2), QUEUE_DEPTH (default: the engine's); at 32 GiB host memory
+# (default 2), QUEUE_DEPTH (default: the engine's), HOST_MEMORY_LIMIT (e.g.
+# 96GiB; default the engine's, 85 % of the machine); at 32 GiB host memory
 # bounds them (a partition in flight holds about 17 GB).
 # STEP_TIMEOUT (seconds, default 900) bounds each step. BACKEND=cpu runs the benches on the CPU backend (a check without a GPU).
 set -uo pipefail
@@ -84,16 +87,17 @@ run() {
 }
 
 for step in "$@"; do
-    IFS=: read -r what a b c <<< "$step"
+    IFS=: read -r what a b c d <<< "$step"
     case $what in
         setup) run "setup-$a-$b" "$B" setup --kind "$a" --sector-size "$b" --param-dir "$PARAMS" ;;
         bench)
             fx=$(fixture "$b")
             # shellcheck disable=SC2046
-            run "bench-$a-$b" "$B" bench --backend "${BACKEND:-cuda}" --kind "$a" --sector-size "$b" --param-dir "$PARAMS" \
+            run "bench-$a-$b${d:+-$d}" "$B" bench --backend "${BACKEND:-cuda}" --kind "$a" --sector-size "$b" --param-dir "$PARAMS" \
                 $(inputs "$a" "$fx") --requests "$c" --gpu-workers-per-device "${GPU_WORKERS:-2}" --verify \
                 --partition-workers "${PARTITION_WORKERS:-$(nproc)}" ${QUEUE_DEPTH:+--queue-depth "$QUEUE_DEPTH"} \
-                --json "$OUT/bench-$a-$b.json" ;;
+                ${HOST_MEMORY_LIMIT:+--host-memory-limit "$HOST_MEMORY_LIMIT"} \
+                --json "$OUT/bench-$a-$b${d:+-$d}.json" ;;
         ref)
             fx=$(fixture "$a")
             run "ref-porep-$a" "$REF" c2-bench --c1 "$fx/c1.json" --param-dir "$PARAMS" --requests "$b" \

@@ -80,9 +80,13 @@ where
         }
     }
 
-    /// Records partitions' witnesses in pieces, split by `pieces`.
+    /// Records partitions' witnesses in pieces, split by `pieces`, unless
+    /// `CUZK_WITNESS_PIECES=0` asks for whole circuits (to compare the two
+    /// in one build; reports name the source either way).
     pub(crate) fn with_pieces(mut self, pieces: Pieces<S, C, P>) -> Self {
-        self.pieces = Some(pieces);
+        if std::env::var("CUZK_WITNESS_PIECES").as_deref() != Ok("0") {
+            self.pieces = Some(pieces);
+        }
         self
     }
 
