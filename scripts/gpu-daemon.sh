@@ -29,7 +29,7 @@ rm -rf "$STATE"
 
 now() { date +%s.%N; }
 "$B" serve --listen "$ADDR" --metrics-listen "127.0.0.1:$MPORT" --state-dir "$STATE" \
-    --backend "$BACKEND" --gpu-workers-per-device 2 --verify true --max-jobs 4096 \
+    --backend "$BACKEND" --gpu-workers-per-device 2 --verify true --max-jobs 4096 --generate-params true \
     > "$OUT/daemon.log" 2>&1 &
 DAEMON=$!
 trap 'kill $DAEMON 2>/dev/null' EXIT

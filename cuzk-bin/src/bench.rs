@@ -55,6 +55,9 @@ pub struct RunArgs {
     /// Nice value (0-19) of the synthesis threads, so that synthesis running ahead yields the cores to the GPU workers [default: 10]
     #[arg(long)]
     pub synthesis_nice: Option<i32>,
+    /// Host memory the partitions in flight are kept within: a size (96GiB, 100 GB) or none; a partition's synthesis waits until it fits [default: 85 % of the machine's]
+    #[arg(long)]
+    pub host_memory_limit: Option<String>,
     /// Prover backend [default: auto]
     #[arg(long, value_parser = ["cpu", "cuda", "auto"])]
     pub backend: Option<String>,
@@ -199,6 +202,7 @@ impl Plan {
             backend: run.backend.clone(),
             synthesis: run.synthesis.clone(),
             synthesis_nice: run.synthesis_nice,
+            host_memory_limit: run.host_memory_limit.clone(),
             ..more
         };
         let settings = flags.over(&file.engine);
@@ -436,6 +440,8 @@ pub struct Measurement {
     pub gpu_utilization: Vec<Option<f64>>,
     /// What the host pool did during the run (after the warm-up).
     pub host_pool: HostPoolFigures,
+    /// The host-memory budget and the waits it caused.
+    pub host_memory: cuzk_engine::host::Budget,
 }
 
 /// The host pool's work during a measured run: fresh allocations there
@@ -511,6 +517,7 @@ pub fn measure(
         verified: proofs.iter().all(|p| p.verified),
         gpu_utilization,
         host_pool: HostPoolFigures::between(pool_before, supraseal_c2::host_pool_stats()),
+        host_memory: engine.host_memory(),
     })
 }
 

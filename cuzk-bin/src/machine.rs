@@ -34,7 +34,7 @@ impl Machine {
         Self {
             hostname: hostname(),
             cores: std::thread::available_parallelism().map_or(1, usize::from),
-            memory_bytes: memory_bytes(),
+            memory_bytes: cuzk_engine::host::total_bytes(),
             gpus: cuzk_daemon::gpu::gpu_names(),
         }
     }
@@ -63,24 +63,7 @@ fn hostname() -> String {
         .unwrap_or_else(|| "unknown".to_owned())
 }
 
-/// `MemTotal` of /proc/meminfo, in bytes.
-fn memory_bytes() -> Option<u64> {
-    proc_kib_line("/proc/meminfo", "MemTotal:")
-}
-
-/// The process's peak resident memory so far, from `/proc/self/status`
-/// (VmHWM; Linux only).
-pub fn peak_rss_bytes() -> Option<u64> {
-    proc_kib_line("/proc/self/status", "VmHWM:")
-}
-
-/// The figure of `file`'s line `key  N kB`, in bytes.
-fn proc_kib_line(file: &str, key: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(file).ok()?;
-    let line = text.lines().find(|l| l.starts_with(key))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
+pub use cuzk_engine::host::peak_rss_bytes;
 
 #[cfg(test)]
 mod tests {

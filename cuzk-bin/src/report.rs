@@ -110,6 +110,13 @@ pub struct BenchReport {
     /// (VmHWM: the key, the compiled shapes and the run together; for a
     /// sweep, the peak so far); `None` where the OS does not say.
     pub peak_rss_bytes: Option<u64>,
+    /// The host-memory budget (`--host-memory-limit`) in bytes, `None` for
+    /// none.
+    pub host_memory_limit_bytes: Option<u64>,
+    /// Partitions whose synthesis waited for the budget.
+    pub host_memory_waits: u64,
+    /// Their waiting in all, in seconds.
+    pub host_memory_waited_s: f64,
     /// Every lock hold.
     pub lock_holds: Vec<HoldRecord>,
     /// Every synthesis.
@@ -234,7 +241,8 @@ pub struct SynthRecord {
     pub job: u64,
     /// Partition index.
     pub partition: usize,
-    /// Start (monotonic ns).
+    /// Start of the synthesis itself, after any wait for the host-memory
+    /// budget (monotonic ns).
     pub started_ns: u64,
     /// End (monotonic ns).
     pub ended_ns: u64,
@@ -279,6 +287,9 @@ impl BenchReport {
             stage_medians_ms: stage_figures(&metrics.stages),
             host_pool: measurement.host_pool,
             peak_rss_bytes: crate::machine::peak_rss_bytes(),
+            host_memory_limit_bytes: measurement.host_memory.limit,
+            host_memory_waits: measurement.host_memory.waits,
+            host_memory_waited_s: measurement.host_memory.waited.as_secs_f64(),
             lock_holds: metrics.prove_spans.iter().map(hold_record).collect(),
             synthesis_spans: metrics.synth_spans.iter().map(synth_record).collect(),
         }
@@ -354,6 +365,17 @@ impl BenchReport {
                 peak as f64 / (1u64 << 30) as f64
             );
         }
+        let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
+        let _ = match self.host_memory_limit_bytes {
+            Some(limit) => writeln!(
+                out,
+                "  host memory budget: {:.1} GiB, {} partition(s) waited for it ({:.1} s in all)",
+                gib(limit),
+                self.host_memory_waits,
+                self.host_memory_waited_s
+            ),
+            None => writeln!(out, "  host memory budget: none"),
+        };
         out
     }
 }
@@ -439,7 +461,7 @@ fn synth_record(span: &SynthSpan) -> SynthRecord {
         worker: span.worker,
         job: span.job,
         partition: span.partition,
-        started_ns: span.started_ns,
+        started_ns: span.admitted_ns,
         ended_ns: span.ended_ns,
     }
 }

@@ -33,12 +33,16 @@ pub struct ServeArgs {
     /// $FIL_PROOFS_PARAMETER_CACHE, else /var/tmp/filecoin-proof-parameters/).
     #[arg(long)]
     pub fil_param_dir: Option<PathBuf>,
-    /// Generate missing synthetic keys (a test setup): true or false.
+    /// Generate missing synthetic keys (a test setup): true or false
+    /// (default false: a missing key is refused).
     #[arg(long)]
     pub generate_params: Option<bool>,
     /// Jobs queued or running at once, then RESOURCE_EXHAUSTED.
     #[arg(long)]
     pub max_jobs: Option<usize>,
+    /// Submissions whose inputs (vanilla proofs) are checked at once.
+    #[arg(long)]
+    pub admission_checks: Option<usize>,
     /// Jobs handed to the engine at once.
     #[arg(long)]
     pub engine_jobs: Option<usize>,
@@ -78,6 +82,10 @@ pub struct ServeArgs {
     /// Nice value of the synthesis threads (0-19).
     #[arg(long)]
     pub synthesis_nice: Option<i32>,
+    /// Host memory the engine keeps its partitions within: a size (96GiB)
+    /// or none (default: 85 % of the machine's).
+    #[arg(long)]
+    pub host_memory_limit: Option<String>,
 }
 
 impl ServeArgs {
@@ -96,6 +104,7 @@ impl ServeArgs {
         // The global --full-param-checks is this key's flag.
         c.full_param_checks |= crate::keys::load_options().full_checks;
         set(&mut c.max_jobs, &self.max_jobs);
+        set(&mut c.admission_checks, &self.admission_checks);
         c.engine_jobs = self.engine_jobs.or(c.engine_jobs);
         set(&mut c.result_ttl_secs, &self.result_ttl_secs);
         set(&mut c.shutdown_grace_secs, &self.shutdown_grace_secs);
@@ -110,6 +119,7 @@ impl ServeArgs {
             backend: self.backend.clone(),
             synthesis: self.synthesis.clone(),
             synthesis_nice: self.synthesis_nice,
+            host_memory_limit: self.host_memory_limit.clone(),
         };
         c.engine = flags.over(&c.engine);
         Ok(c)

@@ -32,7 +32,7 @@ fn serve(state: &Path, listen: &str, extra: &[&str]) -> Served {
             "127.0.0.1:0",
         ])
         .args(["--state-dir", state.to_str().unwrap(), "--backend", "cpu"])
-        .args(["--partition-workers", "1"])
+        .args(["--partition-workers", "1", "--generate-params", "true"])
         .args(extra)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())

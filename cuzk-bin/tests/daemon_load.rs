@@ -29,6 +29,7 @@ fn a_thousand_tiny_jobs_from_sixteen_clients() {
     let dir = tempfile::tempdir().unwrap();
     let mut daemon = Command::new(env!("CARGO_BIN_EXE_cuzk"))
         .args(["serve", "--listen", "127.0.0.1:0", "--metrics-listen", ""])
+        .args(["--generate-params", "true"])
         .args([
             "--state-dir",
             dir.path().to_str().unwrap(),

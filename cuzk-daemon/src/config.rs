@@ -6,10 +6,11 @@
 //! metrics_listen = "127.0.0.1:9821"       # "" turns /metrics and /healthz off
 //! state_dir = "/var/lib/cuzk"             # the job journal: state_dir/journal.redb
 //! params_dir = "/var/lib/cuzk/params"     # default: state_dir/params
-//! generate_params = true                  # make missing synthetic keys
+//! generate_params = false                 # true: make missing synthetic keys (tests)
 //! fil_param_dir = "/var/tmp/filecoin-proof-parameters"  # Filecoin's v28-*.params
 //! full_param_checks = false               # check every point even of a file checked before
 //! max_jobs = 1024                         # queued + running, then RESOURCE_EXHAUSTED
+//! admission_checks = 2                    # submissions' inputs checked at once
 //! engine_jobs = 8                         # jobs handed to the engine at once
 //! result_ttl_secs = 3600                  # unfetched outcomes kept this long
 //! shutdown_grace_secs = 30                # running jobs' time to finish on SIGTERM
@@ -53,7 +54,9 @@ pub struct DaemonConfig {
     /// `state_dir/params`.
     pub params_dir: Option<PathBuf>,
     /// Generate the parameters of a synthetic circuit that has no file
-    /// (a test setup, not a ceremony) and save them to `params_dir`.
+    /// (a test setup, not a ceremony) and save them to `params_dir`. Off by
+    /// default: a client could otherwise make the daemon spend minutes and
+    /// gigabytes on a setup nobody asked its operator for.
     pub generate_params: bool,
     /// Where the Filecoin kinds' parameters are read from (filecoin-proofs'
     /// `v28-<id>.params`); default `$FIL_PROOFS_PARAMETER_CACHE`, else
@@ -67,6 +70,11 @@ pub struct DaemonConfig {
     /// Jobs queued or running at once; a submission beyond gets
     /// `RESOURCE_EXHAUSTED`.
     pub max_jobs: usize,
+    /// Submissions whose inputs are checked at once (a Filecoin request's
+    /// vanilla proofs are verified on admission: seconds of CPU each at
+    /// 32 GiB); the rest wait their turn. Cheap checks (request id, the
+    /// job limit) come first.
+    pub admission_checks: usize,
     /// Jobs handed to the engine at once (the rest wait in the daemon's
     /// queue, by priority); default: as many partitions as the engine
     /// holds in flight.
@@ -92,10 +100,11 @@ impl Default for DaemonConfig {
             metrics_listen: "127.0.0.1:9821".to_owned(),
             state_dir: PathBuf::from("cuzk-state"),
             params_dir: None,
-            generate_params: true,
+            generate_params: false,
             fil_param_dir: None,
             full_param_checks: false,
             max_jobs: 1024,
+            admission_checks: 2,
             engine_jobs: None,
             result_ttl_secs: 3600,
             shutdown_grace_secs: 30,
@@ -176,6 +185,7 @@ impl DaemonConfig {
     pub fn validate(&self) -> Result<(), DaemonError> {
         let positive = [
             ("max_jobs", self.max_jobs),
+            ("admission_checks", self.admission_checks),
             ("engine_jobs", self.engine_jobs.unwrap_or(1)),
             ("max_message_bytes", self.max_message_bytes),
         ];

@@ -19,7 +19,6 @@ use crate::kinds::{self, Circuit};
 use crate::metrics::{Gauges, Metrics, Outcome};
 use crate::pb;
 use crate::pb::await_proof_response::Status as JobStatus;
-use crate::reaper::Reaper;
 use crate::{DaemonConfig, DaemonError};
 
 /// Where the daemon is in its life.
@@ -50,7 +49,8 @@ pub(crate) struct Daemon {
     pub(crate) journal: Arc<Journal>,
     pub(crate) table: JobTable,
     pub(crate) metrics: Metrics,
-    pub(crate) reaper: Reaper,
+    /// Admission checks at once (`admission_checks`).
+    checks: tokio::sync::Semaphore,
     started: Instant,
     lifecycle: watch::Sender<Lifecycle>,
     totals: Totals,
@@ -64,8 +64,7 @@ pub(crate) fn unix_ms() -> u64 {
 }
 
 impl Daemon {
-    /// The daemon over a started engine and an open journal. Call inside
-    /// the tokio runtime (the reaper uses its blocking pool).
+    /// The daemon over a started engine and an open journal.
     pub(crate) fn new(
         config: DaemonConfig,
         engine: Engine,
@@ -73,11 +72,6 @@ impl Daemon {
     ) -> Result<Self, DaemonError> {
         log_nvml(&engine.devices());
         let engine = Arc::new(engine);
-        let reaper =
-            Reaper::start(tokio::runtime::Handle::current()).map_err(|source| DaemonError::Io {
-                what: "cannot start the reaper thread".to_owned(),
-                source,
-            })?;
         Ok(Self {
             keys: KeyRegistry::new(
                 config.params_dir(),
@@ -90,7 +84,7 @@ impl Daemon {
             engine: Mutex::new(Some(engine)),
             journal: Arc::new(journal),
             metrics: Metrics::new(),
-            reaper,
+            checks: tokio::sync::Semaphore::new(config.admission_checks),
             started: Instant::now(),
             lifecycle: watch::Sender::new(Lifecycle::Serving),
             totals: Totals::default(),
@@ -138,21 +132,8 @@ impl Daemon {
             self.metrics.rejected("unavailable");
             return Err(Status::unavailable("the daemon is shutting down"));
         }
-        // Building a Filecoin request verifies its vanilla proofs: seconds
-        // for a 32 GiB PoRep, so not on the async threads.
-        let (request, spec) = tokio::task::spawn_blocking(move || {
-            let spec = kinds::job_spec(&request);
-            (request, spec)
-        })
-        .await
-        .map_err(|_| Status::internal("checking the request panicked"))?;
-        let spec = spec.map_err(|err| {
-            self.metrics.rejected(code_label(err.code()));
-            status(err.code(), &err)
-        })?;
-        if let Circuit::Filecoin(_) = spec.circuit {
-            self.check_key(spec.circuit).await?;
-        }
+        // The cheap checks first: a known request id gets its job back and
+        // a full table refuses before any input is looked at.
         let reservation = match self.table.reserve(&request.request_id) {
             Ok(r) => r,
             Err(Admission::Existing(job)) => return Ok((job, 0)),
@@ -164,6 +145,29 @@ impl Daemon {
                 )));
             }
         };
+        // Building a Filecoin request verifies its vanilla proofs: seconds
+        // of CPU for a 32 GiB PoRep, so on the blocking pool and at most
+        // `admission_checks` at once, whatever a client floods in.
+        let check = self
+            .checks
+            .acquire()
+            .await
+            .map_err(|_| Status::unavailable("the daemon is shutting down"))?;
+        let checking = self.metrics.checking();
+        let (request, spec) = tokio::task::spawn_blocking(move || {
+            let spec = kinds::job_spec(&request);
+            (request, spec)
+        })
+        .await
+        .map_err(|_| Status::internal("checking the request panicked"))?;
+        drop((checking, check));
+        let spec = spec.map_err(|err| {
+            self.metrics.rejected(code_label(err.code()));
+            status(err.code(), &err)
+        })?;
+        if let Circuit::Filecoin(_) = spec.circuit {
+            self.check_key(spec.circuit).await?;
+        }
         let accepted_unix_ms = unix_ms();
         let journal = Arc::clone(&self.journal);
         let request_id = request.request_id.clone();
@@ -190,6 +194,13 @@ impl Daemon {
 
     /// Re-queues every unfinished job of the journal (at start).
     pub(crate) fn recover(&self) -> Result<usize, DaemonError> {
+        for seq in self.journal.quarantined() {
+            tracing::error!(
+                job = %crate::jobs::job_id(*seq),
+                "journal entry damaged: moved to the journal's quarantine table, not run"
+            );
+        }
+        self.metrics.quarantined(self.journal.quarantined().len());
         let unfinished = self.journal.unfinished()?;
         let count = unfinished.len();
         for (seq, entry) in unfinished {

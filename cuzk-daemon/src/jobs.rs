@@ -5,12 +5,13 @@
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::Mutex;
 use tokio::sync::{watch, Notify};
+
+use cuzk_engine::Canceller;
 
 use crate::kinds::JobSpec;
 use crate::pb;
@@ -32,9 +33,9 @@ pub(crate) struct Job {
     pub(crate) accepted_unix_ms: u64,
     /// When it entered this process's queue.
     pub(crate) queued_at: Instant,
-    /// Set by `CancelProof` while it runs; the reaper passes it on to the
-    /// engine.
-    pub(crate) cancel: Arc<AtomicBool>,
+    /// `CancelProof`'s way to a running job, before and after the engine
+    /// has it.
+    pub(crate) cancel: CancelSwitch,
     /// Its outcome, once recorded.
     pub(crate) outcome: watch::Sender<OutcomeSlot>,
 }
@@ -49,9 +50,52 @@ impl Job {
             spec,
             accepted_unix_ms,
             queued_at: Instant::now(),
-            cancel: Arc::default(),
+            cancel: CancelSwitch::default(),
             outcome: watch::Sender::new(None),
         }
+    }
+}
+
+/// A running job's cancellation. `CancelProof` may come while the job's key
+/// is still being loaded (nothing to cancel in the engine yet) or once the
+/// engine has it; the switch remembers the first and passes the second on
+/// at once, so that no thread has to poll for it.
+#[derive(Default)]
+pub(crate) struct CancelSwitch(Mutex<CancelState>);
+
+#[derive(Default)]
+enum CancelState {
+    #[default]
+    Open,
+    /// Asked for before the engine had the job.
+    Asked,
+    /// The engine has the job.
+    Engine(Canceller),
+}
+
+impl CancelSwitch {
+    /// Asks for the job to stop: at once when the engine has it, else as
+    /// soon as it is handed over.
+    pub(crate) fn ask(&self) {
+        let mut state = self.0.lock();
+        match &*state {
+            CancelState::Engine(canceller) => canceller.cancel(),
+            CancelState::Open | CancelState::Asked => *state = CancelState::Asked,
+        }
+    }
+
+    /// True when cancelling was asked for before the engine had the job.
+    pub(crate) fn asked(&self) -> bool {
+        matches!(*self.0.lock(), CancelState::Asked)
+    }
+
+    /// The engine has the job now: a cancel asked for earlier takes effect.
+    pub(crate) fn attach(&self, canceller: Canceller) {
+        let mut state = self.0.lock();
+        if matches!(*state, CancelState::Asked) {
+            canceller.cancel();
+        }
+        *state = CancelState::Engine(canceller);
     }
 }
 
@@ -252,7 +296,7 @@ impl JobTable {
                 Cancelled::Queued(job)
             }
             Some((job, Phase::Running)) => {
-                job.cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+                job.cancel.ask();
                 Cancelled::Running
             }
             None => Cancelled::NotHeld,

@@ -7,6 +7,11 @@
 //! again; an outcome stays until it is fetched (`AwaitProof` or `Prove`
 //! hands it out) or until it expires. Removing a fetched outcome is not
 //! forced to disk: a crash may bring it back, never lose one.
+//!
+//! An entry that no longer decodes (bytes damaged on disk, or a foreign
+//! writer) does not stop the daemon: opening the journal moves it, bytes
+//! intact, to a quarantine table (never run, kept for inspection) and
+//! reports it, and every other entry loads.
 
 // redb's error is large; it is boxed where it leaves this module.
 #![allow(clippy::result_large_err)]
@@ -14,12 +19,14 @@
 use std::path::{Path, PathBuf};
 
 use prost::Message;
-use redb::{Database, Durability, ReadableTable, TableDefinition};
+use redb::{Database, Durability, ReadableTable, ReadableTableMetadata, TableDefinition};
 
 use crate::pb;
 
 /// Jobs by sequence number: an encoded [`Entry`].
 const JOBS: TableDefinition<u64, &[u8]> = TableDefinition::new("jobs");
+/// Damaged entries, by sequence number: their bytes as found.
+const QUARANTINE: TableDefinition<u64, &[u8]> = TableDefinition::new("quarantine");
 /// Counters: `next_seq`.
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const NEXT_SEQ: &str = "next_seq";
@@ -72,6 +79,8 @@ pub enum JournalError {
 pub struct Journal {
     path: PathBuf,
     db: Database,
+    /// Entries moved to the quarantine table when this journal was opened.
+    quarantined: Vec<u64>,
 }
 
 impl Journal {
@@ -87,17 +96,44 @@ impl Journal {
             std::fs::create_dir_all(dir).map_err(|e| fail("create its directory", e.into()))?;
         }
         let db = Database::create(path).map_err(|e| fail("open", e.into()))?;
-        let journal = Self {
+        let mut journal = Self {
             path: path.to_owned(),
             db,
+            quarantined: Vec::new(),
         };
-        // Make both tables, so that reads of a fresh journal find them.
-        journal.write("create its tables", Durability::Immediate, |txn| {
-            txn.open_table(JOBS)?;
+        // Make every table, so that reads of a fresh journal find them, and
+        // set damaged entries aside.
+        journal.quarantined = journal.write("check its entries", Durability::Immediate, |txn| {
             txn.open_table(META)?;
-            Ok(())
+            let mut jobs = txn.open_table(JOBS)?;
+            let mut quarantine = txn.open_table(QUARANTINE)?;
+            let mut damaged = Vec::new();
+            for item in jobs.iter()? {
+                let (seq, bytes) = item?;
+                if Entry::decode(bytes.value()).is_err() {
+                    damaged.push((seq.value(), bytes.value().to_vec()));
+                }
+            }
+            for (seq, bytes) in &damaged {
+                jobs.remove(*seq)?;
+                quarantine.insert(*seq, bytes.as_slice())?;
+            }
+            Ok(damaged.into_iter().map(|(seq, _)| seq).collect())
         })?;
         Ok(journal)
+    }
+
+    /// The entries that did not decode when the journal was opened: moved
+    /// to its quarantine table, not run.
+    pub fn quarantined(&self) -> &[u64] {
+        &self.quarantined
+    }
+
+    /// Every entry in quarantine (this opening's and earlier ones).
+    pub fn quarantine_len(&self) -> Result<u64, JournalError> {
+        self.read("count quarantined entries", |txn| {
+            Ok(txn.open_table(QUARANTINE)?.len()?)
+        })
     }
 
     /// Records a new job durably and returns its sequence number.
@@ -280,6 +316,60 @@ mod tests {
         journal.remove(a).unwrap();
         assert!(journal.get(a).unwrap().is_none());
         assert!(journal.accept(&request(3), 12).unwrap() > b);
+    }
+
+    #[test]
+    fn a_damaged_entry_is_quarantined_and_the_others_load() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.redb");
+        let marker = b"damaged-on-disk-marker";
+        let (good, bad, later) = {
+            let journal = Journal::open(&path).unwrap();
+            let good = journal.accept(&request(1), 1).unwrap();
+            let bad = journal
+                .accept(
+                    &pb::SubmitProofRequest {
+                        request_id: String::from_utf8(marker.to_vec()).unwrap(),
+                        ..request(2)
+                    },
+                    2,
+                )
+                .unwrap();
+            let later = journal.accept(&request(3), 3).unwrap();
+            (good, bad, later)
+        };
+        // Flip bytes of the entry on disk: the request id's length byte
+        // (just before it) now claims more bytes than its message holds,
+        // so the entry no longer decodes. Every copy redb keeps is hit.
+        let mut bytes = std::fs::read(&path).unwrap();
+        let mut hits = 0;
+        for at in 1..bytes.len().saturating_sub(marker.len()) {
+            if &bytes[at..at + marker.len()] == marker {
+                bytes[at - 1] = 0x7f;
+                bytes[at..at + marker.len()].fill(0xff);
+                hits += 1;
+            }
+        }
+        assert!(hits > 0, "the entry was not found in the file");
+        std::fs::write(&path, &bytes).unwrap();
+
+        let journal = Journal::open(&path).unwrap();
+        assert_eq!(journal.quarantined(), &[bad]);
+        assert_eq!(journal.quarantine_len().unwrap(), 1);
+        let pending: Vec<u64> = journal
+            .unfinished()
+            .unwrap()
+            .iter()
+            .map(|(s, _)| *s)
+            .collect();
+        assert_eq!(pending, vec![good, later]);
+        assert!(journal.get(bad).unwrap().is_none());
+        // New jobs keep their own numbers; the quarantine stays set aside.
+        assert!(journal.accept(&request(4), 4).unwrap() > later);
+        drop(journal);
+        let journal = Journal::open(&path).unwrap();
+        assert!(journal.quarantined().is_empty());
+        assert_eq!(journal.quarantine_len().unwrap(), 1);
     }
 
     #[test]

@@ -10,8 +10,9 @@
 //! [`journal`] and queues it by priority. A dispatcher hands queued jobs to
 //! the engine, at most `engine_jobs` at once; each running job holds a
 //! lease on its proving key ([`keys`]), so that `EvictSRS` never frees a
-//! key in use. One reaper thread watches the engine's job handles, passes
-//! `CancelProof` on and collects outcomes; an outcome goes to the journal,
+//! key in use. Each running job's outcome is waited for on tokio's blocking
+//! pool (`CancelProof` reaches the engine through the job's cancel switch,
+//! no polling); an outcome goes to the journal,
 //! then to the metrics and the awaiters, and stays until fetched or
 //! expired.
 //!
@@ -25,6 +26,7 @@
 //!         listen: "127.0.0.1:0".into(),
 //!         metrics_listen: String::new(),
 //!         state_dir: dir.path().into(),
+//!         generate_params: true, // a test key for mul-chain/16
 //!         ..DaemonConfig::default()
 //!     };
 //!     let server = Server::bind(config).await?;
@@ -67,7 +69,6 @@ pub mod journal;
 pub mod keys;
 pub mod kinds;
 pub mod metrics;
-mod reaper;
 mod runner;
 mod server;
 mod service;

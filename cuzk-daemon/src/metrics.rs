@@ -100,6 +100,17 @@ impl Outcome {
     }
 }
 
+/// One admission check in progress ([`Metrics::checking`]).
+pub struct CheckGuard<'a> {
+    metrics: &'a Metrics,
+}
+
+impl Drop for CheckGuard<'_> {
+    fn drop(&mut self) {
+        self.metrics.checks_running.dec();
+    }
+}
+
 /// The state the gauges show, read just before rendering.
 #[derive(Clone, Debug, Default)]
 pub struct Gauges {
@@ -129,6 +140,9 @@ pub struct Metrics {
     finished: Family<OutcomeLabels, Counter>,
     rejected: Family<ReasonLabels, Counter>,
     recovered: Counter,
+    quarantined: Counter,
+    checks_running: Gauge,
+    checks_peak: Gauge,
     partitions: Family<KindLabels, Counter>,
     job_seconds: Histograms<KindLabels>,
     stage_seconds: Histograms<StageLabels>,
@@ -146,6 +160,9 @@ pub struct Metrics {
     srs_jobs: Family<CircuitLabels, Gauge>,
     host_pool_bytes: Gauge,
     host_pool_limit: Gauge,
+    resident: Gauge,
+    peak_resident: Gauge,
+    host_available: Gauge,
     uptime: Gauge<f64, AtomicU64>,
     /// Lock counters as last seen, to turn the lock's totals into counter
     /// increments; also serializes renders.
@@ -167,6 +184,9 @@ impl Metrics {
             finished: Family::default(),
             rejected: Family::default(),
             recovered: Counter::default(),
+            quarantined: Counter::default(),
+            checks_running: Gauge::default(),
+            checks_peak: Gauge::default(),
             partitions: Family::default(),
             job_seconds: Family::new_with_constructor(seconds_histogram),
             stage_seconds: Family::new_with_constructor(seconds_histogram),
@@ -184,6 +204,9 @@ impl Metrics {
             srs_jobs: Family::default(),
             host_pool_bytes: Gauge::default(),
             host_pool_limit: Gauge::default(),
+            resident: Gauge::default(),
+            peak_resident: Gauge::default(),
+            host_available: Gauge::default(),
             uptime: Gauge::default(),
             seen_locks: Mutex::default(),
         };
@@ -213,6 +236,21 @@ impl Metrics {
             "jobs_recovered",
             "Unfinished jobs found in the journal at start",
             self.recovered.clone(),
+        );
+        r.register(
+            "admission_checks_running",
+            "Submissions whose inputs are being checked now",
+            self.checks_running.clone(),
+        );
+        r.register(
+            "admission_checks_peak",
+            "Most submissions checked at once since start (bounded by admission_checks)",
+            self.checks_peak.clone(),
+        );
+        r.register(
+            "journal_quarantined",
+            "Journal entries found damaged at start and set aside, not run",
+            self.quarantined.clone(),
         );
         r.register(
             "partitions_proven",
@@ -270,6 +308,21 @@ impl Metrics {
             "pinned_host_pool_limit_bytes",
             "Most page-locked memory the pool keeps",
             self.host_pool_limit.clone(),
+        );
+        r.register(
+            "process_resident_bytes",
+            "The daemon's resident memory now (VmRSS)",
+            self.resident.clone(),
+        );
+        r.register(
+            "process_peak_resident_bytes",
+            "The daemon's peak resident memory since start (VmHWM)",
+            self.peak_resident.clone(),
+        );
+        r.register(
+            "host_memory_available_bytes",
+            "Memory the machine can still give without swapping (MemAvailable)",
+            self.host_available.clone(),
         );
         r.register(
             "uptime_seconds",
@@ -330,6 +383,30 @@ impl Metrics {
     /// Unfinished jobs found in the journal at start.
     pub fn recovered(&self, jobs: usize) {
         self.recovered.inc_by(jobs as u64);
+    }
+
+    /// A submission's inputs are being checked, until the guard drops.
+    pub fn checking(&self) -> CheckGuard<'_> {
+        let now = self.checks_running.inc() + 1;
+        // A racing update may lower the peak it read; retry until it holds.
+        let mut peak = self.checks_peak.get();
+        while now > peak {
+            match self.checks_peak.inner().compare_exchange(
+                peak,
+                now,
+                std::sync::atomic::Ordering::Relaxed,
+                std::sync::atomic::Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(seen) => peak = seen,
+            }
+        }
+        CheckGuard { metrics: self }
+    }
+
+    /// Damaged journal entries set aside at start.
+    pub fn quarantined(&self, entries: usize) {
+        self.quarantined.inc_by(entries as u64);
     }
 
     /// A submission was refused with gRPC code `reason` (snake case).
@@ -442,6 +519,14 @@ impl Metrics {
         self.host_pool_bytes.set(gauges.host_pool.0 as i64);
         self.host_pool_limit.set(gauges.host_pool.1 as i64);
         self.uptime.set(gauges.uptime.as_secs_f64());
+        // Read at render time: the kernel keeps these figures (0 where
+        // /proc does not say).
+        let bytes = |figure: Option<u64>| figure.map_or(0, |b| b as i64);
+        self.resident.set(bytes(cuzk_engine::host::rss_bytes()));
+        self.peak_resident
+            .set(bytes(cuzk_engine::host::peak_rss_bytes()));
+        self.host_available
+            .set(bytes(cuzk_engine::host::available_bytes()));
     }
 
     /// NVML's figures: a series only for what it measured, so that an

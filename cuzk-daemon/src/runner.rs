@@ -73,7 +73,7 @@ async fn prove(daemon: &Daemon, job: &Job) -> Option<Proven> {
         Ok(leased) => leased,
         Err(err) => return failed(&err),
     };
-    if job.cancel.load(std::sync::atomic::Ordering::SeqCst) {
+    if job.cancel.asked() {
         return Some((cancelled_outcome(job), Outcome::Cancelled, None));
     }
     let engine = daemon.engine()?;
@@ -85,7 +85,13 @@ async fn prove(daemon: &Daemon, job: &Job) -> Option<Proven> {
         queue_wait_ms = queue_wait.as_millis() as u64,
         "handed to the engine"
     );
-    let result = daemon.reaper.outcome(handle, Arc::clone(&job.cancel)).await;
+    // The engine's wait blocks (and verifies the proofs when configured to):
+    // a thread of the blocking pool per running job, of which there are at
+    // most the daemon's places in the engine.
+    job.cancel.attach(handle.canceller());
+    let result = tokio::task::spawn_blocking(move || handle.wait())
+        .await
+        .unwrap_or(Err(EngineError::Shutdown));
     drop(lease);
     match result {
         Ok(proof) => {

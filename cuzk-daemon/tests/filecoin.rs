@@ -1,8 +1,9 @@
 //! The Filecoin kinds through the daemon, with the committed 2 KiB fixtures
 //! of `cuzk-filecoin/fixtures/2KiB`: a WindowPoSt partition proven and
 //! accepted by filecoin-proofs' own verifier, one recovered from the
-//! journal after a restart, and the refusals (garbage inputs, parameters
-//! that are not there).
+//! journal after a restart, the refusals (garbage inputs, parameters
+//! that are not there), and a flood of submissions checked a bounded
+//! number at a time.
 //!
 //! Only WindowPoSt 2 KiB parameters are generated (a few seconds), once,
 //! into one directory that every test of this binary shares:
@@ -229,4 +230,72 @@ async fn a_journaled_filecoin_job_runs_after_a_restart() {
     let outcome = await_job(&mut client, &cuzk_daemon::job_id(seq)).await;
     assert_filecoin_verifies(&request, &outcome);
     daemon.stop().await;
+}
+
+/// The most admission checks seen at once by a daemon taking 48 PoRep
+/// submissions from 8 clients at once, `admission_checks` allowing
+/// `limit`. Each is a valid C1 output (its vanilla proofs verified on
+/// admission), refused afterwards for the missing parameters.
+async fn flood_peak(limit: usize) -> f64 {
+    let dir = tempfile::tempdir().unwrap();
+    let config = DaemonConfig {
+        admission_checks: limit,
+        ..daemon_config(dir.path(), "127.0.0.1:0")
+    };
+    let daemon = Daemon::start(config).await;
+    let meta = meta();
+    let c1 = std::fs::read(fixtures().join("c1-curio.json")).unwrap();
+    let mut floods = Vec::new();
+    for c in 0..8 {
+        let client = daemon.client().await;
+        let (c1, sector) = (c1.clone(), meta["sector_id"].as_u64().unwrap());
+        floods.push(tokio::spawn(async move {
+            let mut refusals = Vec::new();
+            let mut submissions = Vec::new();
+            for r in 0..6 {
+                let mut client = client.clone();
+                let request = pb::SubmitProofRequest {
+                    request_id: format!("flood-{c}-{r}"),
+                    proof_kind: ProofKind::PorepSealCommit as i32,
+                    sector_size: SECTOR_SIZE,
+                    miner_id: MINER_ID,
+                    sector_number: sector,
+                    vanilla_proof: c1.clone(),
+                    ..Default::default()
+                };
+                submissions.push(tokio::spawn(
+                    async move { client.submit_proof(request).await },
+                ));
+            }
+            for s in submissions {
+                refusals.push(s.await.unwrap().unwrap_err().code());
+            }
+            refusals
+        }));
+    }
+    for flood in floods {
+        for code in flood.await.unwrap() {
+            assert_eq!(code, Code::FailedPrecondition);
+        }
+    }
+    let mut client = daemon.client().await;
+    let text = client.get_metrics(pb::GetMetricsRequest {}).await.unwrap();
+    let samples = common::parse_metrics(&text.into_inner().prometheus_text);
+    assert_eq!(samples["cuzk_admission_checks_running"], 0.0);
+    daemon.stop().await;
+    samples["cuzk_admission_checks_peak"]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_flood_of_submissions_is_checked_a_bounded_number_at_a_time() {
+    let bounded = flood_peak(2).await;
+    assert!(
+        (1.0..=2.0).contains(&bounded),
+        "peak {bounded} with admission_checks = 2"
+    );
+    // The same flood with room for all: more run at once, so the bound
+    // above is the limit at work, not the flood's own pace.
+    let open = flood_peak(48).await;
+    eprintln!("admission checks at once: {bounded} bounded to 2, {open} bounded to 48");
+    assert!(open > 2.0, "peak {open} with admission_checks = 48");
 }

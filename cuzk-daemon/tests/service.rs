@@ -121,6 +121,16 @@ async fn proves_over_loopback_tcp_and_counts_it_in_metrics() {
         value(r#"cuzk_engine_partitions_waiting{queue="synthesis"}"#),
         0.0
     );
+    if cfg!(target_os = "linux") {
+        // The daemon holds a key and has proven: megabytes at least, the
+        // peak no lower than now, and the machine not out of memory.
+        let (now, peak) = (
+            value("cuzk_process_resident_bytes"),
+            value("cuzk_process_peak_resident_bytes"),
+        );
+        assert!(now > 1e6 && peak >= now, "resident {now}, peak {peak}");
+        assert!(value("cuzk_host_memory_available_bytes") > 0.0);
+    }
 
     let rpc = client.get_metrics(pb::GetMetricsRequest {}).await.unwrap();
     let rpc = parse_metrics(&rpc.into_inner().prometheus_text);

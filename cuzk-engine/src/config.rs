@@ -40,6 +40,12 @@ pub struct EngineConfig {
     /// fails with the error. (After a sticky error the partition moves to
     /// another device without counting: that device is retired.)
     pub partition_retries: u32,
+    /// The host memory (bytes) the engine keeps its partitions within
+    /// ([`crate::host`]): a partition's synthesis starts only when what the
+    /// process holds plus the partitions in flight plus this one's need
+    /// fit; otherwise its worker waits. `None`: no budget. Default: 85 % of
+    /// the machine's memory.
+    pub host_memory_limit: Option<u64>,
     /// Faults to inject into the devices' kernel regions
     /// ([`supraseal_c2::FaultPlan`]: `sticky@3:dev1` makes device 1's third
     /// kernel region fail with a sticky CUDA error), for tests of the
@@ -73,6 +79,7 @@ impl Default for EngineConfig {
             synthesis: SynthesisMode::default(),
             synthesis_nice: DEFAULT_SYNTHESIS_NICE,
             partition_retries: DEFAULT_PARTITION_RETRIES,
+            host_memory_limit: crate::host::default_limit(),
             inject_faults: FaultPlan::default(),
             fault: None,
         }
@@ -153,6 +160,9 @@ pub enum ConfigError {
     /// The synthesis mode cannot be read.
     #[error("{0}")]
     Synthesis(String),
+    /// `host_memory_limit` is neither a size (`96GiB`, `100 GB`) nor `none`.
+    #[error("host_memory_limit '{0}' is neither a size such as 96GiB nor none")]
+    HostMemoryLimit(String),
     /// The fault plan in `CUZK_FAULT` cannot be read.
     #[error("{} cannot be read", supraseal_c2::FAULT_ENV)]
     FaultPlan(#[source] supraseal_c2::ParseFaultError),
@@ -181,6 +191,9 @@ pub struct EngineSettings {
     pub synthesis: Option<String>,
     /// Nice value of the synthesis threads (0-19).
     pub synthesis_nice: Option<i32>,
+    /// Host memory the partitions are kept within: a size (`96GiB`,
+    /// `100 GB`) or `none`; default 85 % of the machine's.
+    pub host_memory_limit: Option<String>,
 }
 
 impl EngineSettings {
@@ -196,7 +209,22 @@ impl EngineSettings {
             backend: self.backend.or(u.backend),
             synthesis: self.synthesis.or(u.synthesis),
             synthesis_nice: self.synthesis_nice.or(u.synthesis_nice),
+            host_memory_limit: self.host_memory_limit.or(u.host_memory_limit),
         }
+    }
+
+    /// The host-memory limit named, if one is: `Some(None)` for `none`.
+    pub fn host_memory_limit(&self) -> Result<Option<Option<u64>>, ConfigError> {
+        let Some(text) = self.host_memory_limit.as_deref() else {
+            return Ok(None);
+        };
+        if text.trim().eq_ignore_ascii_case("none") {
+            return Ok(Some(None));
+        }
+        text.trim()
+            .parse::<bytesize::ByteSize>()
+            .map(|size| Some(Some(size.as_u64())))
+            .map_err(|_| ConfigError::HostMemoryLimit(text.to_owned()))
     }
 
     /// The backend named, if one is.
@@ -227,6 +255,9 @@ impl EngineSettings {
             backend: self.backend()?.unwrap_or(defaults.backend),
             synthesis,
             synthesis_nice: self.synthesis_nice.unwrap_or(defaults.synthesis_nice),
+            host_memory_limit: self
+                .host_memory_limit()?
+                .unwrap_or(defaults.host_memory_limit),
             ..defaults
         };
         config.validate()?;
@@ -316,6 +347,29 @@ mod tests {
             ..EngineSettings::default()
         });
         assert_eq!(workers, "gpu_workers_per_device must be at least 1");
+
+        let limit = |text: &str| EngineSettings {
+            host_memory_limit: Some(text.into()),
+            ..EngineSettings::default()
+        };
+        let resolved = |text: &str| limit(text).resolve(EngineConfig::default());
+        assert_eq!(resolved("96GiB").unwrap().host_memory_limit, Some(96 << 30));
+        assert_eq!(
+            resolved("100 GB").unwrap().host_memory_limit,
+            Some(100_000_000_000)
+        );
+        assert_eq!(resolved("none").unwrap().host_memory_limit, None);
+        assert_eq!(
+            EngineSettings::default()
+                .resolve(EngineConfig::default())
+                .unwrap()
+                .host_memory_limit,
+            crate::host::default_limit()
+        );
+        assert_eq!(
+            bad(limit("lots")),
+            "host_memory_limit 'lots' is neither a size such as 96GiB nor none"
+        );
     }
 
     #[test]

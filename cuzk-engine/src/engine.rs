@@ -8,6 +8,7 @@ use cuzk_pipeline::{Partition, ShapeCache};
 use supraseal_c2::{Backend, FaultPlan, GpuLock, LockStats};
 
 use crate::devices::{fail_if_none_left, DeviceStatus, Devices};
+use crate::host::MemoryGate;
 use crate::job::{Job, JobHandle};
 use crate::metrics::{GpuWorkerId, MetricsSnapshot, Recorder};
 use crate::queue::WorkQueue;
@@ -35,6 +36,8 @@ pub(crate) struct Shared {
     /// configured nice value (the partition workers compute the witnesses
     /// themselves, at the same value).
     pub(crate) synth_pool: rayon::ThreadPool,
+    /// Admits partitions' synthesis within the host-memory budget.
+    pub(crate) memory: Arc<MemoryGate>,
     next_job: AtomicU64,
 }
 
@@ -115,6 +118,7 @@ impl Engine {
             recorder: Recorder::default(),
             shapes,
             synth_pool,
+            memory: Arc::new(MemoryGate::new(config.host_memory_limit)),
             next_job: AtomicU64::new(0),
             config,
         });
@@ -249,6 +253,7 @@ impl Engine {
                 partition,
                 synthesized_by: None,
                 retries: 0,
+                memory: None,
             };
             if self.shared.gpu_queue.push(task).is_err() {
                 job.fail(EngineError::Shutdown);
@@ -270,6 +275,16 @@ impl Engine {
         shared
             .recorder
             .snapshot(&shared.config.devices, &shared.gpu_workers)
+    }
+
+    /// The host-memory budget and how often partitions waited for it.
+    pub fn host_memory(&self) -> crate::host::Budget {
+        let (waits, waited) = self.shared.memory.waits();
+        crate::host::Budget {
+            limit: self.shared.memory.limit(),
+            waits,
+            waited,
+        }
     }
 
     /// Partitions proven so far (cheaper than [`Engine::metrics`]).

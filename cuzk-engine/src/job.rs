@@ -164,10 +164,15 @@ impl JobHandle {
     /// current step ends, and [`JobHandle::wait`] returns
     /// [`EngineError::Cancelled`]. Does nothing if the job already finished.
     pub fn cancel(&self) {
-        if self.job.fail(EngineError::Cancelled) {
-            if let Some(shared) = self.engine.upgrade() {
-                shared.purge(self.job.id);
-            }
+        self.canceller().cancel();
+    }
+
+    /// A handle that can cancel this job from another thread while this one
+    /// is consumed by [`JobHandle::wait`].
+    pub fn canceller(&self) -> Canceller {
+        Canceller {
+            job: Arc::clone(&self.job),
+            engine: Weak::clone(&self.engine),
         }
     }
 
@@ -180,6 +185,33 @@ impl JobHandle {
         } else {
             Ok(proof)
         }
+    }
+}
+
+/// Cancels one job ([`JobHandle::cancel`]) without owning its handle: one
+/// thread waits on the job while another decides to stop it.
+#[derive(Clone)]
+pub struct Canceller {
+    job: Arc<Job>,
+    engine: Weak<Shared>,
+}
+
+impl Canceller {
+    /// As [`JobHandle::cancel`]; does nothing once the job has finished.
+    pub fn cancel(&self) {
+        if self.job.fail(EngineError::Cancelled) {
+            if let Some(shared) = self.engine.upgrade() {
+                shared.purge(self.job.id);
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Canceller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Canceller")
+            .field("job", &self.job.id)
+            .finish()
     }
 }
 

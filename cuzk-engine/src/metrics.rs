@@ -84,9 +84,11 @@ pub struct SynthSpan {
     pub job: u64,
     /// The partition's index in its request.
     pub partition: usize,
-    /// When the partition worker took the partition from the queue (and
-    /// started synthesizing it).
+    /// When the partition worker took the partition from the queue.
     pub started_ns: u64,
+    /// When the host-memory budget let its synthesis start (`started_ns`
+    /// when it did not have to wait): synthesis time runs from here.
+    pub admitted_ns: u64,
     /// When synthesis ended.
     pub ended_ns: u64,
     /// Witness and matrix-product time, when the compiled path was used.
@@ -300,7 +302,7 @@ fn stage_medians(proves: &[ProveSpan], synths: &[SynthSpan]) -> StageMedians {
     let phase =
         |f: fn(&PhaseTimings) -> u64| median(proves.iter().map(|s| f(&s.timings)).collect());
     StageMedians {
-        synthesis_ns: median(synths.iter().map(|s| s.ended_ns - s.started_ns).collect()),
+        synthesis_ns: median(synths.iter().map(|s| s.ended_ns - s.admitted_ns).collect()),
         witness_ns: median(
             synths
                 .iter()

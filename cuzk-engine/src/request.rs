@@ -42,6 +42,16 @@ impl ProvingKey {
     pub fn pvk(&self) -> &PreparedVerifyingKey {
         &self.pvk
     }
+
+    /// The host memory one partition proven with this key holds from its
+    /// synthesis to its proof: a, b and c over the evaluation domain and
+    /// the assignment (one scalar for each of the key's A points), 32
+    /// bytes a value.
+    pub fn partition_bytes(&self) -> u64 {
+        let domain = self.srs.domain_size() as u64;
+        let assignment = self.srs.points().a.len() as u64;
+        32 * (3 * domain + assignment)
+    }
 }
 
 impl fmt::Debug for ProvingKey {

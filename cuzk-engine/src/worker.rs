@@ -13,10 +13,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use cuzk_pipeline::{gpu_prove, synthesize_source, synthesize_with, Partition, PipelineError};
-use supraseal_c2::GpuLock;
+use supraseal_c2::{monotonic_ns, GpuLock};
 
 use crate::devices::{self, fail_if_none_left};
 use crate::engine::Shared;
+use crate::host::Ticket;
 use crate::job::Job;
 use crate::metrics::{GpuWorkerId, ProveSpan, SynthSpan};
 use crate::queue::{Rank, Ranked};
@@ -43,6 +44,11 @@ pub(crate) struct ProveTask {
     pub(crate) synthesized_by: Option<usize>,
     /// Times it went back to the queue after a transient device error.
     pub(crate) retries: u32,
+    /// Its place in the host-memory budget, given back when the task is
+    /// dropped (proven, cancelled or failed; `None`: submitted
+    /// synthesized, already in memory).
+    #[expect(dead_code, reason = "held for its drop, which gives the bytes back")]
+    pub(crate) memory: Option<Ticket>,
 }
 
 impl Ranked for ProveTask {
@@ -67,15 +73,26 @@ pub(crate) fn lower_priority(nice: i32) {
 pub(crate) fn run_partition_worker(shared: &Shared, worker: usize) {
     lower_priority(shared.config.synthesis_nice);
     while let Some((task, taken_ns)) = shared.synth_queue.pop_stamped() {
-        if task.job.is_running() && !fail_if_none_left(shared, &task.job) {
-            synthesize(shared, worker, task, taken_ns);
+        if !task.job.is_running() || fail_if_none_left(shared, &task.job) {
+            continue;
+        }
+        let need = task.job.request.key.partition_bytes();
+        if let Some(ticket) = shared.memory.admit(need, || task.job.is_running()) {
+            let admitted_ns = monotonic_ns().max(taken_ns);
+            synthesize(shared, worker, task, (taken_ns, admitted_ns), ticket);
         }
     }
 }
 
 /// Synthesizes `task`, taken from the queue at `taken_ns`: its span starts
 /// there, so that spans follow the order partitions were taken in.
-fn synthesize(shared: &Shared, worker: usize, task: SynthTask, taken_ns: u64) {
+fn synthesize(
+    shared: &Shared,
+    worker: usize,
+    task: SynthTask,
+    (taken_ns, admitted_ns): (u64, u64),
+    memory: Ticket,
+) {
     let seed = task.job.request.seed(task.index);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         if shared.config.fault == Some(Fault::PanicInSynthesis { seed }) {
@@ -104,6 +121,7 @@ fn synthesize(shared: &Shared, worker: usize, task: SynthTask, taken_ns: u64) {
         job: task.job.id,
         partition: task.index,
         started_ns: taken_ns,
+        admitted_ns,
         ended_ns: partition.synth_ended_ns,
         compiled: partition.compiled,
     });
@@ -117,6 +135,7 @@ fn synthesize(shared: &Shared, worker: usize, task: SynthTask, taken_ns: u64) {
         partition: Arc::new(partition),
         synthesized_by: Some(worker),
         retries: 0,
+        memory: Some(memory),
     };
     // Blocks while the GPU side is `queue_depth` partitions behind.
     if let Err(refused) = shared.gpu_queue.push_bounded(next) {

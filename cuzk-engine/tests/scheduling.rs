@@ -155,3 +155,50 @@ fn cancel_drops_partitions_not_yet_synthesized() {
         "{synthesized} partitions of the cancelled job were synthesized"
     );
 }
+
+#[test]
+fn a_canceller_ends_a_wait_in_progress_on_another_thread() {
+    let engine = engine(1, 1);
+    // 64 partitions on one worker: far from done when the cancel comes.
+    let handle = engine.submit(request(8, 64));
+    let canceller = handle.canceller();
+    let waiter = std::thread::spawn(move || wait(handle));
+    canceller.cancel();
+    assert!(matches!(
+        waiter.join().unwrap(),
+        Err(EngineError::Cancelled)
+    ));
+    // Cancelling again, after the end, changes nothing.
+    canceller.cancel();
+    assert!(wait(engine.submit(request(9, 1))).is_ok());
+}
+
+#[test]
+fn a_host_memory_budget_below_one_partition_proves_them_one_at_a_time() {
+    // Two partition workers would synthesize ahead; a budget of one byte
+    // admits a partition only when none is in flight.
+    let engine = cuzk_engine::Engine::new(cuzk_engine::EngineConfig {
+        partition_workers: 2,
+        gpu_workers_per_device: 1,
+        host_memory_limit: Some(1),
+        verify: false,
+        ..cuzk_engine::EngineConfig::default()
+    })
+    .unwrap();
+    let proof = wait(engine.submit(request(10, 4))).unwrap();
+    let mut records = proof.partitions.clone();
+    records.sort_by_key(|r| r.synth_started_ns);
+    for pair in records.windows(2) {
+        let (before, next) = (&pair[0], &pair[1]);
+        let before_done = before.prove.lock_released_ns + before.prove.epilogue_ns;
+        assert!(
+            next.synth_started_ns >= before_done,
+            "partition {} started synthesis before partition {} was proven",
+            next.index,
+            before.index
+        );
+    }
+    let budget = engine.host_memory();
+    assert_eq!(budget.limit, Some(1));
+    assert!(budget.waits >= 1, "the second worker never waited");
+}

@@ -35,6 +35,7 @@ pub fn config(state_dir: &Path, listen: &str) -> DaemonConfig {
         metrics_listen: "127.0.0.1:0".to_owned(),
         state_dir: state_dir.to_owned(),
         shutdown_grace_secs: 0,
+        generate_params: true,
         ..DaemonConfig::default()
     };
     config.engine.backend = Some("cpu".to_owned());
