@@ -388,19 +388,9 @@ impl Metrics {
     /// A submission's inputs are being checked, until the guard drops.
     pub fn checking(&self) -> CheckGuard<'_> {
         let now = self.checks_running.inc() + 1;
-        // A racing update may lower the peak it read; retry until it holds.
-        let mut peak = self.checks_peak.get();
-        while now > peak {
-            match self.checks_peak.inner().compare_exchange(
-                peak,
-                now,
-                std::sync::atomic::Ordering::Relaxed,
-                std::sync::atomic::Ordering::Relaxed,
-            ) {
-                Ok(_) => break,
-                Err(seen) => peak = seen,
-            }
-        }
+        self.checks_peak
+            .inner()
+            .fetch_max(now, std::sync::atomic::Ordering::Relaxed);
         CheckGuard { metrics: self }
     }
 

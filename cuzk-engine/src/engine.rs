@@ -279,12 +279,7 @@ impl Engine {
 
     /// The host-memory budget and how often partitions waited for it.
     pub fn host_memory(&self) -> crate::host::Budget {
-        let (waits, waited) = self.shared.memory.waits();
-        crate::host::Budget {
-            limit: self.shared.memory.limit(),
-            waits,
-            waited,
-        }
+        self.shared.memory.budget()
     }
 
     /// Partitions proven so far (cheaper than [`Engine::metrics`]).

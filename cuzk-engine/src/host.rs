@@ -127,17 +127,13 @@ impl MemoryGate {
         }
     }
 
-    /// The budget, if any.
-    pub(crate) fn limit(&self) -> Option<u64> {
-        self.limit
-    }
-
-    /// How many admissions had to wait, and for how long in all.
-    pub(crate) fn waits(&self) -> (u64, Duration) {
-        (
-            self.waits.load(Ordering::Relaxed),
-            Duration::from_nanos(self.waited_ns.load(Ordering::Relaxed)),
-        )
+    /// The budget, and how many admissions had to wait for how long.
+    pub(crate) fn budget(&self) -> Budget {
+        Budget {
+            limit: self.limit,
+            waits: self.waits.load(Ordering::Relaxed),
+            waited: Duration::from_nanos(self.waited_ns.load(Ordering::Relaxed)),
+        }
     }
 
     /// Admits a partition that will hold `bytes`, waiting while it would
@@ -148,7 +144,7 @@ impl MemoryGate {
         still_wanted: impl Fn() -> bool,
     ) -> Option<Ticket> {
         let mut state = self.state.lock();
-        let mut waiting_since = None;
+        let mut waiting_since: Option<Instant> = None;
         loop {
             if !still_wanted() {
                 return None;
@@ -172,7 +168,7 @@ impl MemoryGate {
                 state.admitted_bytes = state.admitted_bytes.saturating_add(bytes);
                 state.admitted += 1;
                 if let Some(since) = waiting_since {
-                    let waited = Instant::elapsed(&since).as_nanos() as u64;
+                    let waited = since.elapsed().as_nanos() as u64;
                     self.waits.fetch_add(1, Ordering::Relaxed);
                     self.waited_ns.fetch_add(waited, Ordering::Relaxed);
                 }
@@ -228,7 +224,7 @@ mod tests {
         wait.recv_timeout(Duration::from_secs(5))
             .expect("admitted once it fits");
         let third = waiting.join().unwrap().unwrap();
-        assert_eq!(gate.waits().0, 1);
+        assert_eq!(gate.budget().waits, 1);
         // A job no longer wanted stops waiting.
         assert!(gate.admit(40, || false).is_none());
         drop((second, third));
