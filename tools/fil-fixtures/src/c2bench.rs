@@ -99,7 +99,7 @@ pub fn use_param_dir(param_dir: &Path) -> Result<PathBuf> {
 
 pub fn run(opts: &BenchOptions, param_dir: &Path) -> Result<()> {
     ensure!(opts.requests >= 1, "--requests must be at least 1");
-    let value = read_json(&opts.c1)?;
+    let file = read_c1_file(&opts.c1)?;
     let meta_path = opts.meta.clone().or_else(|| {
         let next_to = opts.c1.parent()?.join(crate::fixture::META);
         next_to.exists().then_some(next_to)
@@ -114,8 +114,12 @@ pub fn run(opts: &BenchOptions, param_dir: &Path) -> Result<()> {
         None => None,
     };
 
-    let named = named_seal(&value)
-        .with_context(|| format!("{} is not a C1 output this tool reads", opts.c1.display()))?;
+    let named = file
+        .value
+        .get("registered_proof")
+        .map(|seal| serde_json::from_value(seal.clone()))
+        .transpose()
+        .with_context(|| format!("{}: reading registered_proof", opts.c1.display()))?;
     let seal = match (opts.sector_size, named, &meta) {
         (Some(size), _, _) => size.kinds().seal,
         (None, Some(seal), _) => seal,
@@ -138,7 +142,7 @@ pub fn run(opts: &BenchOptions, param_dir: &Path) -> Result<()> {
         run_shaped,
         opts,
         param_dir,
-        value,
+        file,
         meta,
         seal,
     )
@@ -147,11 +151,11 @@ pub fn run(opts: &BenchOptions, param_dir: &Path) -> Result<()> {
 fn run_shaped<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     opts: &BenchOptions,
     param_dir: &Path,
-    value: serde_json::Value,
+    file: C1File,
     meta: Option<Meta>,
     seal: RegisteredSealProof,
 ) -> Result<()> {
-    let input = read_c1::<Tree>(value)
+    let input = read_c1::<Tree>(file)
         .with_context(|| format!("{} is not a C1 output this tool reads", opts.c1.display()))?;
     let miner_id = opts
         .miner_id
@@ -284,47 +288,49 @@ fn size_name(bytes: u64) -> String {
     }
 }
 
-/// The C1 file as JSON, in whichever of its three forms.
-fn read_json(path: &Path) -> Result<serde_json::Value> {
-    let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", path.display()))
-}
-
-/// The seal proof a C1 output names (filecoin-proofs-api's form and
-/// Curio's wrapper do; filecoin-proofs' own form does not).
-fn named_seal(value: &serde_json::Value) -> Result<Option<RegisteredSealProof>> {
-    let api = match value.get("Phase1Out") {
-        Some(_) => {
-            let curio: CurioC1 = serde_json::from_value(value.clone())?;
-            serde_json::from_slice(&curio.phase1_out).context("parsing Phase1Out")?
-        }
-        None => value.clone(),
-    };
-    api.get("registered_proof")
-        .map(|seal| serde_json::from_value(seal.clone()).context("reading registered_proof"))
-        .transpose()
+/// A C1 file as JSON: filecoin-proofs-api's form (which names its seal
+/// proof) or filecoin-proofs' own, Curio's wrapper taken off.
+struct C1File {
+    value: serde_json::Value,
+    /// The sector number, when the file names it (Curio's wrapper).
+    sector_id: Option<u64>,
 }
 
 /// Reads a C1 output in filecoin-proofs' form (`c1.json`),
 /// filecoin-proofs-api's form, or Curio's wrapper (`c1-curio.json`).
-fn read_c1<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
-    value: serde_json::Value,
-) -> Result<C1Input<Tree>> {
-    if value.get("Phase1Out").is_some() {
-        let curio: CurioC1 = serde_json::from_value(value)?;
-        let api: ApiSealCommitPhase1Output =
-            serde_json::from_slice(&curio.phase1_out).context("parsing Phase1Out")?;
-        let mut input = from_api(api)?;
-        input.sector_id = Some(curio.sector_num);
-        Ok(input)
-    } else if value.get("registered_proof").is_some() {
-        from_api(serde_json::from_value(value)?)
-    } else {
-        Ok(C1Input {
-            c1: serde_json::from_value(value)?,
+fn read_c1_file(path: &Path) -> Result<C1File> {
+    let bytes = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).with_context(|| format!("parsing {}", path.display()))?;
+    if value.get("Phase1Out").is_none() {
+        return Ok(C1File {
+            value,
             sector_id: None,
-        })
+        });
     }
+    let curio: CurioC1 = serde_json::from_value(value)
+        .with_context(|| format!("{} is not a C1 output this tool reads", path.display()))?;
+    Ok(C1File {
+        value: serde_json::from_slice(&curio.phase1_out)
+            .with_context(|| format!("{}: parsing Phase1Out", path.display()))?,
+        sector_id: Some(curio.sector_num),
+    })
+}
+
+/// The C1 output of `file` for the tree shape `Tree`.
+fn read_c1<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
+    file: C1File,
+) -> Result<C1Input<Tree>> {
+    let mut input = if file.value.get("registered_proof").is_some() {
+        from_api(serde_json::from_value(file.value)?)?
+    } else {
+        C1Input {
+            c1: serde_json::from_value(file.value)?,
+            sector_id: None,
+        }
+    };
+    input.sector_id = file.sector_id;
+    Ok(input)
 }
 
 fn from_api<Tree: 'static + MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
