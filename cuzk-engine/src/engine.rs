@@ -214,6 +214,7 @@ impl Engine {
         if fail_if_none_left(&self.shared, &job) {
             return handle;
         }
+        warn_if_over_budget(&self.shared, &job);
         for index in 0..job.request.partitions {
             let task = SynthTask {
                 job: Arc::clone(&job),
@@ -398,5 +399,23 @@ fn check_synthesized(
     match stranger {
         Some(partition) => Err(EngineError::SynthesizedMismatch { partition }),
         None => Ok(()),
+    }
+}
+
+/// Says so, before its long work starts, when one of `job`'s partitions
+/// does not fit the host-memory budget even alone: its partitions then go
+/// one at a time and may pass the budget.
+fn warn_if_over_budget(shared: &Shared, job: &Job) {
+    let need = job.request.key.partition_bytes();
+    if let Some((limit, resident)) = shared.memory.too_small_for(need) {
+        log::warn!(
+            "job {}: one partition may hold {} beside the {} this process holds, over the \
+             host-memory budget of {}: its partitions go one at a time and may pass the \
+             budget (--host-memory-limit, or host_memory_limit in [engine], sets it)",
+            job.id,
+            bytesize::ByteSize(need),
+            bytesize::ByteSize(resident),
+            bytesize::ByteSize(limit),
+        );
     }
 }

@@ -4,14 +4,20 @@
 //!
 //! A partition in flight holds its a, b, c and witness (at 32 GiB about
 //! 17 GB) from the start of its synthesis until its proof is stored. The
-//! gate admits a partition's synthesis only when what the process holds,
-//! plus what the partitions already admitted may still grow to, plus this
-//! one's estimate fits the budget; otherwise the partition worker waits
-//! for a proven partition to let go (or for memory to be freed otherwise).
-//! One partition is always admitted when none is in flight, so that work
-//! never stops: a budget below one partition's need proves them one at a
-//! time instead of failing.
+//! gate admits a partition's synthesis only when it fits the budget: what
+//! the process holds now, plus what the partitions still synthesizing may
+//! yet allocate, plus this one's need. A need is the key's upper bound less
+//! the pool blocks this partition will take for its a, b and c: blocks the
+//! host pool keeps from proven partitions (or reserved ahead) are resident
+//! already, so a partition that reuses them adds only its witness. Once a
+//! partition is synthesized, what it holds is in the resident figure and no
+//! longer counted apart. Otherwise the partition worker waits for a proven
+//! partition to let go (or for memory to be freed otherwise). One partition
+//! is always admitted when none is in flight, so that work never stops: a
+//! budget below one partition's need proves them one at a time instead of
+//! failing (the engine warns when a job is submitted).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -70,10 +76,15 @@ pub struct Budget {
 /// How the gate reads the process's resident memory (a test replaces it).
 type Reader = Box<dyn Fn() -> Option<u64> + Send + Sync>;
 
+/// How the gate reads how many blocks of a byte size the host pool keeps
+/// (a test replaces it).
+type KeptReader = Box<dyn Fn(usize) -> usize + Send + Sync>;
+
 /// Admits partitions into the engine by the host memory they will hold.
 pub(crate) struct MemoryGate {
     limit: Option<u64>,
     resident: Reader,
+    kept: KeptReader,
     state: Mutex<GateState>,
     released: Condvar,
     waits: AtomicU64,
@@ -82,27 +93,70 @@ pub(crate) struct MemoryGate {
 
 #[derive(Default)]
 struct GateState {
-    /// Estimates of the partitions admitted and not yet released.
-    admitted_bytes: u64,
+    /// Partitions admitted and not yet released.
     admitted: usize,
-    /// Resident memory when the last partition was admitted into an empty
-    /// engine: what the keys, shapes and pools hold without partitions.
-    base: u64,
+    /// What the admitted partitions still synthesizing may yet allocate.
+    outstanding: u64,
+    /// Kept pool blocks promised to partitions still synthesizing, by
+    /// byte size.
+    promised: HashMap<usize, usize>,
+    /// The byte size of one evaluation vector (a, b or c) of a key's
+    /// partitions, by the key's [`partition_bytes`](crate::ProvingKey::partition_bytes),
+    /// learned from its first partition synthesized.
+    vector_bytes: HashMap<u64, usize>,
+}
+
+/// What an admitted partition may still allocate.
+struct Pending {
+    bytes: u64,
+    /// Kept blocks of this byte size it counts on instead.
+    block: usize,
+    blocks: usize,
 }
 
 /// A partition's admission; dropping it gives its bytes back.
 pub(crate) struct Ticket {
     gate: Arc<MemoryGate>,
-    bytes: u64,
+    need: u64,
+    pending: Option<Pending>,
+}
+
+impl Ticket {
+    /// The partition is synthesized, with evaluation vectors of
+    /// `vector_bytes` each: what it holds is resident now, and the gate
+    /// knows which kept blocks the key's next partitions can take.
+    pub(crate) fn synthesized(&mut self, vector_bytes: usize) {
+        let mut state = self.gate.state.lock();
+        if let Some(pending) = self.pending.take() {
+            state.settle(&pending);
+        }
+        state.vector_bytes.insert(self.need, vector_bytes);
+        drop(state);
+        self.gate.released.notify_all();
+    }
 }
 
 impl Drop for Ticket {
     fn drop(&mut self) {
         let mut state = self.gate.state.lock();
-        state.admitted_bytes = state.admitted_bytes.saturating_sub(self.bytes);
+        if let Some(pending) = self.pending.take() {
+            state.settle(&pending);
+        }
         state.admitted -= 1;
         drop(state);
         self.gate.released.notify_all();
+    }
+}
+
+impl GateState {
+    /// Forgets what `pending` may still allocate and the blocks promised.
+    fn settle(&mut self, pending: &Pending) {
+        self.outstanding = self.outstanding.saturating_sub(pending.bytes);
+        if pending.blocks > 0 {
+            if let Some(promised) = self.promised.get_mut(&pending.block) {
+                *promised = promised.saturating_sub(pending.blocks);
+            }
+        }
     }
 }
 
@@ -113,18 +167,35 @@ const RECHECK: Duration = Duration::from_millis(100);
 impl MemoryGate {
     /// A gate for `limit` bytes (`None`: admits everything).
     pub(crate) fn new(limit: Option<u64>) -> Self {
-        Self::with_reader(limit, Box::new(rss_bytes))
+        Self::with_readers(
+            limit,
+            Box::new(rss_bytes),
+            Box::new(supraseal_c2::host_pool_kept_blocks),
+        )
     }
 
-    fn with_reader(limit: Option<u64>, resident: Reader) -> Self {
+    fn with_readers(limit: Option<u64>, resident: Reader, kept: KeptReader) -> Self {
         Self {
             limit,
             resident,
+            kept,
             state: Mutex::default(),
             released: Condvar::new(),
             waits: AtomicU64::new(0),
             waited_ns: AtomicU64::new(0),
         }
+    }
+
+    /// When a partition of `need` bytes cannot fit the budget even alone
+    /// (nothing else in flight, or larger than the budget): the budget and
+    /// what is resident. `None` when it fits, there is no budget, or other
+    /// partitions in flight make it impossible to tell.
+    pub(crate) fn too_small_for(&self, need: u64) -> Option<(u64, u64)> {
+        let limit = self.limit?;
+        let resident = (self.resident)().unwrap_or(0);
+        let alone = self.state.lock().admitted == 0;
+        let over = need > limit || (alone && resident.saturating_add(need) > limit);
+        over.then_some((limit, resident))
     }
 
     /// The budget, and how many admissions had to wait for how long.
@@ -136,11 +207,15 @@ impl MemoryGate {
         }
     }
 
-    /// Admits a partition that will hold `bytes`, waiting while it would
-    /// not fit. Gives up (`None`) as soon as `still_wanted` says no.
+    /// Admits a partition that will hold at most `need` bytes (its key's
+    /// [`partition_bytes`](crate::ProvingKey::partition_bytes)), waiting
+    /// while it would not fit: what is resident, plus what the partitions
+    /// still synthesizing may yet allocate, plus this one's need less the
+    /// kept pool blocks it will take for its a, b and c. Gives up (`None`)
+    /// as soon as `still_wanted` says no.
     pub(crate) fn admit(
         self: &Arc<Self>,
-        bytes: u64,
+        need: u64,
         still_wanted: impl Fn() -> bool,
     ) -> Option<Ticket> {
         let mut state = self.state.lock();
@@ -149,24 +224,24 @@ impl MemoryGate {
             if !still_wanted() {
                 return None;
             }
-            let resident = (self.resident)().unwrap_or(0);
+            let pending = self.pending(&state, need);
             let fits = match self.limit {
                 None => true,
-                Some(_) if state.admitted == 0 => {
-                    state.base = resident;
-                    true
-                }
-                // What is resident now may not include what the admitted
-                // partitions will still allocate: count them in full on
-                // top of the last base, whichever is more.
+                Some(_) if state.admitted == 0 => true,
                 Some(limit) => {
-                    let held = resident.max(state.base.saturating_add(state.admitted_bytes));
-                    held.saturating_add(bytes) <= limit
+                    let resident = (self.resident)().unwrap_or(0);
+                    resident
+                        .saturating_add(state.outstanding)
+                        .saturating_add(pending.bytes)
+                        <= limit
                 }
             };
             if fits {
-                state.admitted_bytes = state.admitted_bytes.saturating_add(bytes);
                 state.admitted += 1;
+                state.outstanding = state.outstanding.saturating_add(pending.bytes);
+                if pending.blocks > 0 {
+                    *state.promised.entry(pending.block).or_default() += pending.blocks;
+                }
                 if let Some(since) = waiting_since {
                     let waited = since.elapsed().as_nanos() as u64;
                     self.waits.fetch_add(1, Ordering::Relaxed);
@@ -174,11 +249,32 @@ impl MemoryGate {
                 }
                 return Some(Ticket {
                     gate: Arc::clone(self),
-                    bytes,
+                    need,
+                    pending: Some(pending),
                 });
             }
             waiting_since.get_or_insert_with(Instant::now);
             self.released.wait_for(&mut state, RECHECK);
+        }
+    }
+
+    /// What a partition of `need` bytes would still allocate: its need
+    /// less the kept blocks (up to its three evaluation vectors) that no
+    /// other admitted partition counts on. Those are resident already.
+    fn pending(&self, state: &GateState, need: u64) -> Pending {
+        let Some(&block) = state.vector_bytes.get(&need) else {
+            return Pending {
+                bytes: need,
+                block: 0,
+                blocks: 0,
+            };
+        };
+        let promised = state.promised.get(&block).copied().unwrap_or(0);
+        let blocks = (self.kept)(block).saturating_sub(promised).min(3);
+        Pending {
+            bytes: need.saturating_sub((blocks * block) as u64),
+            block,
+            blocks,
         }
     }
 }
@@ -187,55 +283,134 @@ impl MemoryGate {
 mod tests {
     use super::*;
 
+    /// A gate over a fake process: `resident` bytes, and a pool keeping
+    /// `kept` blocks of every size.
+    fn gate(limit: u64) -> (Arc<MemoryGate>, Arc<AtomicU64>, Arc<AtomicU64>) {
+        let resident = Arc::new(AtomicU64::new(10));
+        let kept = Arc::new(AtomicU64::new(0));
+        let (r, k) = (Arc::clone(&resident), Arc::clone(&kept));
+        let gate = Arc::new(MemoryGate::with_readers(
+            Some(limit),
+            Box::new(move || Some(r.load(Ordering::Relaxed))),
+            Box::new(move |_| k.load(Ordering::Relaxed) as usize),
+        ));
+        (gate, resident, kept)
+    }
+
+    /// Admits a partition of `need` on another thread; the receiver hears
+    /// when it is admitted.
+    fn admit_later(
+        gate: &Arc<MemoryGate>,
+        need: u64,
+    ) -> (
+        std::thread::JoinHandle<Option<Ticket>>,
+        std::sync::mpsc::Receiver<()>,
+    ) {
+        let (done, admitted) = std::sync::mpsc::channel();
+        let gate = Arc::clone(gate);
+        let thread = std::thread::spawn(move || {
+            let ticket = gate.admit(need, || true);
+            done.send(()).unwrap();
+            ticket
+        });
+        (thread, admitted)
+    }
+
+    const NOT_YET: Duration = Duration::from_millis(300);
+
     #[test]
     fn the_gate_admits_what_fits_and_one_partition_always() {
-        let resident = Arc::new(AtomicU64::new(10));
-        let seen = Arc::clone(&resident);
-        let gate = Arc::new(MemoryGate::with_reader(
-            Some(100),
-            Box::new(move || Some(seen.load(Ordering::Relaxed))),
-        ));
-        // 10 resident + 40 + 40 fits in 100; a third 40 does not.
+        let (gate, resident, _) = gate(100);
+        // 10 resident + 40 + 40 still to allocate fits in 100; a third 40
+        // does not.
         let first = gate.admit(40, || true).unwrap();
-        let second = gate.admit(40, || true).unwrap();
-        let (done, wait) = std::sync::mpsc::channel();
-        let waiting = {
-            let gate = Arc::clone(&gate);
-            std::thread::spawn(move || {
-                let ticket = gate.admit(40, || true);
-                done.send(()).unwrap();
-                ticket
-            })
-        };
+        let mut second = gate.admit(40, || true).unwrap();
+        let (waiting, admitted) = admit_later(&gate, 40);
         assert!(
-            wait.recv_timeout(Duration::from_millis(300)).is_err(),
+            admitted.recv_timeout(NOT_YET).is_err(),
             "admitted past the budget"
         );
-        // Memory that grew elsewhere (a key loaded: 70 resident) counts
-        // too: with the first partition gone, 70 + 40 > 100 still.
+        // The second is synthesized: its 40 are in the resident figure now
+        // (10 + 40), counted once.
+        resident.store(50, Ordering::Relaxed);
+        second.synthesized(10);
+        assert!(
+            admitted.recv_timeout(NOT_YET).is_err(),
+            "50 + 40 + 40 > 100"
+        );
+        // Memory that grew elsewhere (a key loaded) counts too: with the
+        // first gone but 70 resident, 70 + 40 > 100 still.
         resident.store(70, Ordering::Relaxed);
         drop(first);
-        assert!(
-            wait.recv_timeout(Duration::from_millis(300)).is_err(),
-            "70 + 40 > 100"
-        );
-        // Back to 20 resident: the base and the second's estimate (50) + 40 fit.
-        resident.store(20, Ordering::Relaxed);
-        wait.recv_timeout(Duration::from_secs(5))
+        assert!(admitted.recv_timeout(NOT_YET).is_err(), "70 + 40 > 100");
+        // Back to 50 resident (the second's 40 and the base): 50 + 40 fits.
+        resident.store(50, Ordering::Relaxed);
+        admitted
+            .recv_timeout(Duration::from_secs(5))
             .expect("admitted once it fits");
         let third = waiting.join().unwrap().unwrap();
         assert_eq!(gate.budget().waits, 1);
         // A job no longer wanted stops waiting.
         assert!(gate.admit(40, || false).is_none());
         drop((second, third));
-        // Nothing in flight: one partition goes whatever its size.
-        assert!(gate.admit(1_000, || true).is_some());
+        // Nothing in flight: one partition goes whatever its size, and the
+        // gate can say beforehand that it will not fit.
+        assert_eq!(gate.too_small_for(40), None);
+        assert_eq!(gate.too_small_for(60), Some((100, 50)));
+        let alone = gate.admit(1_000, || true);
+        assert!(alone.is_some());
+        assert_eq!(gate.too_small_for(60), None, "not alone: cannot tell");
+        assert_eq!(gate.too_small_for(101), Some((100, 50)));
+        drop(alone);
         // No budget: everything goes.
         let open = Arc::new(MemoryGate::new(None));
         let tickets: Vec<_> = (0..4)
             .map(|_| open.admit(u64::MAX / 8, || true).unwrap())
             .collect();
         assert_eq!(tickets.len(), 4);
+    }
+
+    #[test]
+    fn kept_pool_blocks_count_once_and_for_one_partition_each() {
+        // A key's partition: 40 bytes, of which a, b, c are 3 x 10.
+        let (gate, resident, kept) = gate(100);
+        let mut first = gate.admit(40, || true).unwrap();
+        // Synthesized: 10 + 40 resident; its vectors are 10 bytes each.
+        resident.store(50, Ordering::Relaxed);
+        first.synthesized(10);
+        // Proven: its a, b, c went back to the pool, kept and resident
+        // (50 - 10 of witness freed = 40).
+        drop(first);
+        resident.store(40, Ordering::Relaxed);
+        kept.store(3, Ordering::Relaxed);
+        // Without the kept blocks, 40 + 40 + 40 > 100 would hold the third
+        // partition back; with them the second, the first to come, takes
+        // all three blocks and adds only its 10 of witness.
+        let mut second = gate.admit(40, || true).unwrap();
+        let third = gate.admit(40, || true).unwrap(); // 40 + 10 + 40 = 90
+                                                      // The blocks are promised to the second: a fourth needs its 40 in
+                                                      // full (40 + 10 + 40 + 40 > 100).
+        let (waiting, admitted) = admit_later(&gate, 40);
+        assert!(
+            admitted.recv_timeout(NOT_YET).is_err(),
+            "a block promised twice"
+        );
+        // The second took its blocks (now in use, still resident) and added
+        // its witness: 50 resident, the third's 40 pending.
+        resident.store(50, Ordering::Relaxed);
+        kept.store(0, Ordering::Relaxed);
+        second.synthesized(10);
+        // 50 + 40 + 40 > 100 still; the third dropped unsynthesized frees
+        // what it might have used: 50 + 40 fits.
+        assert!(
+            admitted.recv_timeout(NOT_YET).is_err(),
+            "50 + 40 + 40 > 100"
+        );
+        drop(third);
+        admitted
+            .recv_timeout(Duration::from_secs(5))
+            .expect("admitted once the third is gone");
+        drop((second, waiting.join().unwrap()));
     }
 
     #[test]

@@ -91,7 +91,7 @@ fn synthesize(
     worker: usize,
     task: SynthTask,
     (taken_ns, admitted_ns): (u64, u64),
-    memory: Ticket,
+    mut memory: Ticket,
 ) {
     let seed = task.job.request.seed(task.index);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -116,6 +116,8 @@ fn synthesize(
         Ok(partition) => partition,
         Err(error) => return shared.fail_job(&task.job, error),
     };
+    let [a, ..] = partition.assignment.evaluations();
+    memory.synthesized(a.heap_bytes());
     shared.recorder.record_synthesis(SynthSpan {
         worker,
         job: task.job.id,

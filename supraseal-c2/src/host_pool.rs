@@ -238,6 +238,11 @@ impl HostPool {
         self.lock().stats
     }
 
+    /// Kept blocks of exactly `bytes`.
+    pub(crate) fn kept_blocks(&self, bytes: usize) -> usize {
+        self.lock().by_size.get(&bytes).map_or(0, VecDeque::len)
+    }
+
     fn lock(&self) -> MutexGuard<'_, PoolState> {
         // The state stays consistent across a panic: no method panics
         // half-way through an update.
@@ -334,6 +339,13 @@ pub fn host_pool_stats() -> HostPoolStats {
     HostPool::global().stats()
 }
 
+/// How many blocks of exactly `bytes` the host pool keeps: memory already
+/// resident that the next vectors of that size take instead of allocating
+/// (the engine's host-memory budget counts on them).
+pub fn host_pool_kept_blocks(bytes: usize) -> usize {
+    HostPool::global().kept_blocks(bytes)
+}
+
 /// Sets the most bytes the host pool keeps (overriding
 /// `CUZK_HOST_POOL_BYTES`), freeing the oldest kept blocks above it.
 pub fn set_host_pool_limit(bytes: u64) {
@@ -374,8 +386,10 @@ mod tests {
             3,
             "the limit leaves room for one more"
         );
+        assert_eq!((pool.kept_blocks(3_000), pool.kept_blocks(2_999)), (3, 0));
         let taken = pool.take(3_000);
         assert_eq!(pool.stats().reused, 1);
+        assert_eq!(pool.kept_blocks(3_000), 2);
         assert_eq!(pool.stats().cached_blocks, 2);
         drop(taken);
     }

@@ -64,8 +64,8 @@ pub use clock::monotonic_ns;
 pub use error::{CudaErrorKind, Error};
 pub use fault::{FaultKind, FaultPlan, InjectedFault, ParseFaultError, FAULT_ENV};
 pub use host_pool::{
-    host_pool_stats, raise_host_pool_limit, reserve_host_blocks, set_host_pool_limit,
-    trim_host_pool, HostPoolStats, DEFAULT_HOST_POOL_BYTES,
+    host_pool_kept_blocks, host_pool_stats, raise_host_pool_limit, reserve_host_blocks,
+    set_host_pool_limit, trim_host_pool, HostPoolStats, DEFAULT_HOST_POOL_BYTES,
 };
 pub use host_vec::{is_host_range_pinned, HostPod, HostVec};
 pub use lock::{GpuLock, GpuLockGuard, LockStats};
