@@ -14,6 +14,11 @@
 #                            one with CUZK_WITNESS_PIECES=0)
 #   ref:SIZE:N               filecoin-proofs' seal_commit_phase2 (bellperson
 #                            0.27 + supraseal-c2) on the same C1, N requests
+#   refs:SIZE:N:P            P such processes at once on the same GPU (what a
+#                            user could run instead of cuzk), N requests
+#                            each; a summary of how many ended with every
+#                            proof verified and their proofs per hour, in
+#                            $OUT/refs-porep-SIZE-xP.txt
 #   cc:SIZE                  a CC fixture of SIZE made without sealing (C1,
 #                            WinningPoSt, a WindowPoSt partition) into
 #                            $FIXTURES/SIZE, by $FIL_FIXTURES (default
@@ -103,6 +108,39 @@ for step in "$@"; do
             run "ref-porep-$a" "$REF" c2-bench --c1 "$fx/c1.json" --param-dir "$PARAMS" --requests "$b" \
                 --miner-id "$(meta "$fx" miner_id)" --sector-id "$(meta "$fx" sector_id)" \
                 --rev "$REV" --json "$OUT/ref-porep-$a.json" ;;
+        refs)
+            fx=$(fixture "$a") name="refs-porep-$a-x$c"
+            echo "== $name: $c processes of $REF c2-bench, $b requests each"
+            begin=$(date +%s.%N)
+            for p in $(seq 1 "$c"); do
+                ( timeout "${STEP_TIMEOUT:-900}" /usr/bin/time -f "max RSS %M KiB, wall %e s" \
+                    "$REF" c2-bench --c1 "$fx/c1.json" --param-dir "$PARAMS" --requests "$b" \
+                    --miner-id "$(meta "$fx" miner_id)" --sector-id "$(meta "$fx" sector_id)" \
+                    --rev "$REV" --json "$OUT/$name-$p.json" > "$OUT/$name-$p.log" 2>&1
+                  echo $? > "$OUT/$name-$p.exit" ) &
+            done
+            wait
+            end=$(date +%s.%N)
+            # c2-bench exits 0 only when every proof passed verify_seal. A
+            # process's steady rate is over its requests after the first
+            # (the first loads the parameters); they run side by side, so
+            # the rates add up. The wall figure counts every proof of the
+            # processes that succeeded over the whole step, loading included.
+            { echo "$c processes x $b requests, $(awk -v a="$begin" -v b="$end" 'BEGIN {printf "%.1f", b - a}') s wall"
+              ok=0 rate=0
+              for p in $(seq 1 "$c"); do
+                  code=$(cat "$OUT/$name-$p.exit")
+                  r=$(grep -m1 '"proofs_per_hour"' "$OUT/$name-$p.json" 2>/dev/null | sed -E 's/.*: *([0-9.]+|null).*/\1/')
+                  echo "process $p: exit $code, steady proofs/h ${r:-none}; $(grep -m1 '^max RSS' "$OUT/$name-$p.log"); last: $(grep -v '^max RSS' "$OUT/$name-$p.log" | tail -n 1)"
+                  if [ "$code" = 0 ]; then
+                      ok=$((ok + 1))
+                      [ -n "$r" ] && [ "$r" != null ] && rate=$(awk -v x="$rate" -v y="$r" 'BEGIN {print x + y}')
+                  fi
+              done
+              echo "$ok of $c processes ended with every proof verified"
+              echo "verified proofs per hour: $(awk -v x="$rate" 'BEGIN {printf "%.0f", x}') (sum of the steady rates of those)," \
+                   "$(awk -v n=$((ok * b)) -v a="$begin" -v b="$end" 'BEGIN {printf "%.0f", n * 3600 / (b - a)}') over the wall time"
+            } | tee "$OUT/$name.txt" ;;
         cc) run "cc-$a" "${FIL_FIXTURES:-gpu-ref/fil-fixtures}" cc --sector-size "$a" --seed 1 \
                 --out "$FIXTURES/$a" --work /tmp/fil-fixtures-work ;;
         *) echo "unknown step $step" ;;
