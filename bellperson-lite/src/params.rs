@@ -3,6 +3,7 @@
 //! with density).
 
 mod codec;
+pub(crate) use codec::file_bytes;
 mod decode;
 mod layout;
 mod load;
@@ -92,6 +93,17 @@ impl Parameters {
             b_g1: Arc::clone(&self.b_g1),
             b_g2: Arc::clone(&self.b_g2),
         })
+    }
+
+    /// The bytes of these parameters as a file ([`Parameters::write`]).
+    pub fn file_bytes(&self) -> u64 {
+        file_bytes(
+            self.vk.ic.len(),
+            self.h.len(),
+            self.l.len(),
+            self.a.len(),
+            self.b_g1.len(),
+        )
     }
 
     /// Checks that these parameters were made for the circuit `prover` was

@@ -2,7 +2,9 @@
 
 mod common;
 
-use bellperson_lite::{Parameters, ParamsError, Place, PointFault, Section, VerifyingKey};
+use bellperson_lite::{
+    CompiledShape, Parameters, ParamsError, Place, PointFault, Section, VerifyingKey,
+};
 use blstrs::G1Affine;
 use ff::Field;
 use group::prime::PrimeCurveAffine;
@@ -243,4 +245,23 @@ fn subgroup_identity_and_encoding_faults() {
     let mut bad = bytes.clone();
     bad[point(counts(p)[4], 1, G1)] |= 0x80;
     assert_point(read_err(&bad), Section::BG1, 1, PointFault::NonCanonical);
+}
+
+#[test]
+fn a_shape_knows_its_file_size_before_the_setup() {
+    let (p, bytes) = fixture();
+    assert_eq!(p.file_bytes(), bytes.len() as u64);
+    let shape = CompiledShape::compile(common::MulChain { n: 40, x: None }).unwrap();
+    assert_eq!(shape.params_file_bytes().unwrap(), bytes.len() as u64);
+    // Columns missing from A or B leave identities out of a and b: the
+    // shape counts them from its densities.
+    let mixed = common::Mixed { vars: 300, seed: 5 };
+    let shape = CompiledShape::compile(mixed.clone()).unwrap();
+    let p = bellperson_lite::generate_random_parameters(mixed, &mut common::rng(5)).unwrap();
+    assert!(
+        p.a.len() < p.l.len() && p.b_g1.len() < p.l.len(),
+        "sparse a and b"
+    );
+    let bytes = p.to_bytes().unwrap();
+    assert_eq!(shape.params_file_bytes().unwrap(), bytes.len() as u64);
 }

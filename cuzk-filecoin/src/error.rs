@@ -59,6 +59,25 @@ pub enum FilecoinError {
         /// The circuit it is for.
         circuit: crate::CircuitId,
     },
+    /// A setup's files would not fit in the parameter directory (checked
+    /// before the long work).
+    #[error(
+        "not enough room in {} for the parameters of {circuit}: its files take {} and {} \
+         is free (free some space, or give another --param-dir)",
+        dir.display(),
+        bytesize::ByteSize(*need),
+        bytesize::ByteSize(*available)
+    )]
+    NoRoom {
+        /// The parameter directory.
+        dir: PathBuf,
+        /// The circuit being set up.
+        circuit: crate::CircuitId,
+        /// Bytes the files take.
+        need: u64,
+        /// Bytes free there.
+        available: u64,
+    },
     /// Reading or writing a parameter file failed (the error names the
     /// file).
     #[error(transparent)]

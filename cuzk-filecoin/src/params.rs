@@ -98,7 +98,14 @@ pub fn setup(
     let _ = fs::remove_file(&probe);
 
     let started = Instant::now();
-    let params = id.generate_params(rng, lock)?;
+    let shape = id.compile()?;
+    let need = shape
+        .params_file_bytes()
+        .map_err(|e| FilecoinError::Setup(Box::new(e.into())))?
+        + SMALL_FILES;
+    check_room(id, dir, need, free_bytes(dir).map_err(io(dir))?)?;
+    let params = id.generate_params(&shape, rng, lock)?;
+    drop(shape);
     let seconds = started.elapsed().as_secs_f64();
     let (params_path, vk_path) = (id.params_path(dir)?, id.vk_path(dir)?);
     write_atomically(&params_path, |f| params.write(f))?;
@@ -116,6 +123,33 @@ pub fn setup(
         sidecar,
     };
     Ok((params, report))
+}
+
+/// Room for the `.vk`, `.meta` and sidecar files beside the `.params`
+/// file: each is far smaller.
+const SMALL_FILES: u64 = 1 << 20;
+
+/// Refuses a setup whose files (`need` bytes: the `.params` file's size,
+/// known from the shape, and the small files) would not fit in `dir`'s
+/// `available` bytes, before its long work (minutes at 32 GiB, whose file
+/// is about 47 GB) rather than when the write fails at its end.
+fn check_room(id: CircuitId, dir: &Path, need: u64, available: u64) -> Result<(), FilecoinError> {
+    if need > available {
+        return Err(FilecoinError::NoRoom {
+            dir: dir.to_path_buf(),
+            circuit: id,
+            need,
+            available,
+        });
+    }
+    Ok(())
+}
+
+/// The bytes an unprivileged process may still write in `dir`'s file
+/// system.
+fn free_bytes(dir: &Path) -> std::io::Result<u64> {
+    let stat = rustix::fs::statvfs(dir)?;
+    Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
 }
 
 /// Writes `path` whole through `write`; errors name the file.
@@ -153,4 +187,33 @@ pub fn load_with(
         return Err(FilecoinError::MissingParams { path, circuit: id });
     }
     Ok(Parameters::load(&path, options)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ProofKind, SectorSize};
+
+    #[test]
+    fn a_setup_that_will_not_fit_is_refused_with_the_sizes() {
+        let id = CircuitId::new(ProofKind::PoRep, SectorSize::S2KiB);
+        let dir = tempfile::tempdir().unwrap();
+        let free = free_bytes(dir.path()).unwrap();
+        assert!(free > 0);
+        assert!(check_room(id, dir.path(), free, free).is_ok());
+        let error = check_room(id, dir.path(), 47 << 30, 40 << 30).unwrap_err();
+        let text = error.to_string();
+        assert!(
+            matches!(error, FilecoinError::NoRoom { need, available, .. }
+            if need == 47 << 30 && available == 40 << 30)
+        );
+        for part in [
+            &dir.path().display().to_string(),
+            "porep-2KiB",
+            "47.0 GiB",
+            "40.0 GiB",
+        ] {
+            assert!(text.contains(part), "{text:?} lacks {part:?}");
+        }
+    }
 }

@@ -80,16 +80,17 @@ impl CircuitId {
             })
     }
 
-    /// Generates test parameters for this circuit (a local trusted setup:
-    /// never for production), the fixed-base multiplications under `lock`
-    /// (on its CUDA device; `None`: the CPU's tables).
+    /// Generates test parameters for this circuit's `shape` (from
+    /// [`CircuitId::compile`]; a local trusted setup: never for production),
+    /// the fixed-base multiplications under `lock` (on its CUDA device;
+    /// `None`: the CPU's tables).
     pub fn generate_params(
         &self,
+        shape: &CompiledShape,
         mut rng: &mut dyn rand_core::RngCore,
         lock: Option<&GpuLock>,
     ) -> Result<Parameters, FilecoinError> {
-        let shape = self.compile()?;
-        bellperson_lite::generate_parameters_for_shape(&shape, &mut rng, lock)
+        bellperson_lite::generate_parameters_for_shape(shape, &mut rng, lock)
             .map_err(|e| FilecoinError::Setup(Box::new(e)))
     }
 }

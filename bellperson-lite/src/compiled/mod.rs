@@ -183,6 +183,19 @@ impl CompiledShape {
         HostVec::<Scalar>::reserve_pool(self.evaluation_len(), 3 * partitions) / 3
     }
 
+    /// The bytes of this shape's parameter file (bellperson's format, as
+    /// [`generate_parameters_for_shape`](crate::generate_parameters_for_shape)
+    /// makes it): known before the setup's long work, to check the disk
+    /// first. An identity left out where a column's terms cancel would make
+    /// the file smaller, never larger.
+    pub fn params_file_bytes(&self) -> Result<u64, SynthesisError> {
+        let n = crate::domain_size(self.num_constraints() + self.num_inputs)?;
+        let inputs = self.num_inputs;
+        let a = inputs + self.a_aux_density.count_ones();
+        let b = self.b_input_density.count_ones() + self.b_aux_density.count_ones();
+        Ok(crate::params::file_bytes(inputs, n - 1, self.num_aux, a, b))
+    }
+
     /// Bytes of one partition's evaluations (a, b and c together).
     pub fn evaluation_bytes(&self) -> u64 {
         3 * (self.evaluation_len() * std::mem::size_of::<Scalar>()) as u64

@@ -165,6 +165,17 @@ impl VerifyingKey {
     }
 }
 
+/// The bytes of a parameter file in bellperson's format with these section
+/// lengths: the verifying key's six points, then each section as a count
+/// and its points, uncompressed.
+pub(crate) fn file_bytes(ic: usize, h: usize, l: usize, a: usize, b: usize) -> u64 {
+    let (g1, g2) = (G1Affine::UNCOMPRESSED as u64, G2Affine::UNCOMPRESSED as u64);
+    let count = 4;
+    let vk = 3 * g1 + 3 * g2 + count + g1 * ic as u64;
+    let sections = |points: usize, size: u64| count + size * points as u64;
+    vk + sections(h, g1) + sections(l, g1) + sections(a, g1) + sections(b, g1) + sections(b, g2)
+}
+
 fn check_len(section: Section, len: usize) -> Result<u32, ParamsError> {
     u32::try_from(len).map_err(|_| ParamsError::TooLarge { section, len })
 }
