@@ -118,8 +118,11 @@ for step in "$@"; do
                     --miner-id "$(meta "$fx" miner_id)" --sector-id "$(meta "$fx" sector_id)" \
                     --rev "$REV" --json "$OUT/$name-$p.json" > "$OUT/$name-$p.log" 2>&1
                   echo $? > "$OUT/$name-$p.exit" ) &
+                pids="${pids:-} $!"
             done
-            wait
+            # Only these: a bare `wait` would also wait for the GPU sampler.
+            # shellcheck disable=SC2086
+            wait $pids; pids=""
             end=$(date +%s.%N)
             # c2-bench exits 0 only when every proof passed verify_seal. A
             # process's steady rate is over its requests after the first
