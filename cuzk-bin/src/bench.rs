@@ -58,6 +58,9 @@ pub struct RunArgs {
     /// Host memory the partitions in flight are kept within: a size (96GiB, 100 GB) or none; a partition's synthesis waits until it fits [default: 85 % of the machine's]
     #[arg(long)]
     pub host_memory_limit: Option<String>,
+    /// Device memory each device's proving keys are planned within: a size (24GiB) or none; a key that does not fit is streamed from host memory [default: what the device has free]
+    #[arg(long)]
+    pub device_memory_limit: Option<String>,
     /// Prover backend [default: auto]
     #[arg(long, value_parser = ["cpu", "cuda", "auto"])]
     pub backend: Option<String>,
@@ -203,6 +206,7 @@ impl Plan {
             synthesis: run.synthesis.clone(),
             synthesis_nice: run.synthesis_nice,
             host_memory_limit: run.host_memory_limit.clone(),
+            device_memory_limit: run.device_memory_limit.clone(),
             ..more
         };
         let settings = flags.over(&file.engine);

@@ -113,6 +113,9 @@ pub struct BenchReport {
     /// The host-memory budget (`--host-memory-limit`) in bytes, `None` for
     /// none.
     pub host_memory_limit_bytes: Option<u64>,
+    /// The device-memory limit (`--device-memory-limit`) each device's
+    /// keys were planned within, in bytes; `None` for none.
+    pub device_memory_limit_bytes: Option<u64>,
     /// Partitions whose synthesis waited for the budget.
     pub host_memory_waits: u64,
     /// Their waiting in all, in seconds.
@@ -288,6 +291,7 @@ impl BenchReport {
             host_pool: measurement.host_pool,
             peak_rss_bytes: crate::machine::peak_rss_bytes(),
             host_memory_limit_bytes: measurement.host_memory.limit,
+            device_memory_limit_bytes: measurement.config.device_memory_limit,
             host_memory_waits: measurement.host_memory.waits,
             host_memory_waited_s: measurement.host_memory.waited.as_secs_f64(),
             lock_holds: metrics.prove_spans.iter().map(hold_record).collect(),
@@ -365,17 +369,23 @@ impl BenchReport {
                 peak as f64 / (1u64 << 30) as f64
             );
         }
-        let gib = |bytes: u64| bytes as f64 / (1u64 << 30) as f64;
         let _ = match self.host_memory_limit_bytes {
             Some(limit) => writeln!(
                 out,
-                "  host memory budget: {:.1} GiB, {} partition(s) waited for it ({:.1} s in all)",
-                gib(limit),
+                "  host memory budget: {}, {} partition(s) waited for it ({:.1} s in all)",
+                bytesize::ByteSize(limit),
                 self.host_memory_waits,
                 self.host_memory_waited_s
             ),
             None => writeln!(out, "  host memory budget: none"),
         };
+        if let Some(limit) = self.device_memory_limit_bytes {
+            let _ = writeln!(
+                out,
+                "  device memory limit: {} a device (keys planned within it)",
+                bytesize::ByteSize(limit)
+            );
+        }
         out
     }
 }

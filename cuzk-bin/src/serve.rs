@@ -86,6 +86,11 @@ pub struct ServeArgs {
     /// or none (default: 85 % of the machine's).
     #[arg(long)]
     pub host_memory_limit: Option<String>,
+    /// Device memory each device's proving keys are planned within: a size
+    /// (24GiB) or none (default: what the device has free). A key that does
+    /// not fit is streamed from host memory.
+    #[arg(long)]
+    pub device_memory_limit: Option<String>,
 }
 
 impl ServeArgs {
@@ -120,6 +125,7 @@ impl ServeArgs {
             synthesis: self.synthesis.clone(),
             synthesis_nice: self.synthesis_nice,
             host_memory_limit: self.host_memory_limit.clone(),
+            device_memory_limit: self.device_memory_limit.clone(),
         };
         c.engine = flags.over(&c.engine);
         Ok(c)

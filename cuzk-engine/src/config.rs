@@ -46,6 +46,14 @@ pub struct EngineConfig {
     /// fit; otherwise its worker waits. `None`: no budget. Default: 85 % of
     /// the machine's memory.
     pub host_memory_limit: Option<u64>,
+    /// The device memory (bytes) the CUDA backend plans each device's keys
+    /// within ([`supraseal_c2::GpuLock::set_device_memory_limit`]): a key
+    /// whose points, one partition's workspace and MSM scratch do not fit
+    /// is streamed from pinned host memory, and the H points' precomputed
+    /// tables get only what is left. For the 16 and 24 GB cards storage
+    /// providers own, or to leave a shared GPU room. `None` (the default):
+    /// whatever the device has free when a key is first used.
+    pub device_memory_limit: Option<u64>,
     /// Faults to inject into the devices' kernel regions
     /// ([`supraseal_c2::FaultPlan`]: `sticky@3:dev1` makes device 1's third
     /// kernel region fail with a sticky CUDA error), for tests of the
@@ -80,6 +88,7 @@ impl Default for EngineConfig {
             synthesis_nice: DEFAULT_SYNTHESIS_NICE,
             partition_retries: DEFAULT_PARTITION_RETRIES,
             host_memory_limit: crate::host::default_limit(),
+            device_memory_limit: None,
             inject_faults: FaultPlan::default(),
             fault: None,
         }
@@ -163,6 +172,9 @@ pub enum ConfigError {
     /// `host_memory_limit` is neither a size (`96GiB`, `100 GB`) nor `none`.
     #[error("host_memory_limit '{0}' is neither a size such as 96GiB nor none")]
     HostMemoryLimit(String),
+    /// `device_memory_limit` is neither a size (`24GiB`) nor `none`.
+    #[error("device_memory_limit '{0}' is neither a size such as 24GiB nor none")]
+    DeviceMemoryLimit(String),
     /// The fault plan in `CUZK_FAULT` cannot be read.
     #[error("{} cannot be read", supraseal_c2::FAULT_ENV)]
     FaultPlan(#[source] supraseal_c2::ParseFaultError),
@@ -194,6 +206,9 @@ pub struct EngineSettings {
     /// Host memory the partitions are kept within: a size (`96GiB`,
     /// `100 GB`) or `none`; default 85 % of the machine's.
     pub host_memory_limit: Option<String>,
+    /// Device memory each device's keys are planned within: a size
+    /// (`24GiB`) or `none` (the default: what is free).
+    pub device_memory_limit: Option<String>,
 }
 
 impl EngineSettings {
@@ -210,21 +225,24 @@ impl EngineSettings {
             synthesis: self.synthesis.or(u.synthesis),
             synthesis_nice: self.synthesis_nice.or(u.synthesis_nice),
             host_memory_limit: self.host_memory_limit.or(u.host_memory_limit),
+            device_memory_limit: self.device_memory_limit.or(u.device_memory_limit),
         }
     }
 
     /// The host-memory limit named, if one is: `Some(None)` for `none`.
     pub fn host_memory_limit(&self) -> Result<Option<Option<u64>>, ConfigError> {
-        let Some(text) = self.host_memory_limit.as_deref() else {
-            return Ok(None);
-        };
-        if text.trim().eq_ignore_ascii_case("none") {
-            return Ok(Some(None));
-        }
-        text.trim()
-            .parse::<bytesize::ByteSize>()
-            .map(|size| Some(Some(size.as_u64())))
-            .map_err(|_| ConfigError::HostMemoryLimit(text.to_owned()))
+        limit(
+            self.host_memory_limit.as_deref(),
+            ConfigError::HostMemoryLimit,
+        )
+    }
+
+    /// The device-memory limit named, if one is: `Some(None)` for `none`.
+    pub fn device_memory_limit(&self) -> Result<Option<Option<u64>>, ConfigError> {
+        limit(
+            self.device_memory_limit.as_deref(),
+            ConfigError::DeviceMemoryLimit,
+        )
     }
 
     /// The backend named, if one is.
@@ -258,11 +276,32 @@ impl EngineSettings {
             host_memory_limit: self
                 .host_memory_limit()?
                 .unwrap_or(defaults.host_memory_limit),
+            device_memory_limit: self
+                .device_memory_limit()?
+                .unwrap_or(defaults.device_memory_limit),
             ..defaults
         };
         config.validate()?;
         Ok(config)
     }
+}
+
+/// A memory limit as given (a size such as `96GiB` or `100 GB`, or `none`),
+/// if one is: `Some(None)` for `none`; `error` names the setting otherwise.
+fn limit(
+    text: Option<&str>,
+    error: fn(String) -> ConfigError,
+) -> Result<Option<Option<u64>>, ConfigError> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    if text.trim().eq_ignore_ascii_case("none") {
+        return Ok(Some(None));
+    }
+    text.trim()
+        .parse::<bytesize::ByteSize>()
+        .map(|size| Some(Some(size.as_u64())))
+        .map_err(|_| error(text.to_owned()))
 }
 
 /// A fault to inject, for the engine's own tests only.
@@ -369,6 +408,35 @@ mod tests {
         assert_eq!(
             bad(limit("lots")),
             "host_memory_limit 'lots' is neither a size such as 96GiB nor none"
+        );
+
+        let device = |text: &str| EngineSettings {
+            device_memory_limit: Some(text.into()),
+            ..EngineSettings::default()
+        };
+        let resolved = |text: &str| device(text).resolve(EngineConfig::default());
+        assert_eq!(
+            resolved("24GiB").unwrap().device_memory_limit,
+            Some(24 << 30)
+        );
+        assert_eq!(resolved("none").unwrap().device_memory_limit, None);
+        assert_eq!(EngineConfig::default().device_memory_limit, None);
+        assert_eq!(
+            bad(device("half")),
+            "device_memory_limit 'half' is neither a size such as 24GiB nor none"
+        );
+        // Flags over a file: the flag's limit wins, the file's stays else.
+        let file = device("16GiB");
+        assert_eq!(
+            device("24GiB").over(&file).device_memory_limit.as_deref(),
+            Some("24GiB")
+        );
+        assert_eq!(
+            EngineSettings::default()
+                .over(&file)
+                .device_memory_limit
+                .as_deref(),
+            Some("16GiB")
         );
     }
 

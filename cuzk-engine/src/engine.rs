@@ -88,6 +88,10 @@ impl Engine {
             .iter()
             .map(|&device| {
                 GpuLock::with_backend(device, config.backend)
+                    .and_then(|lock| {
+                        lock.set_device_memory_limit(config.device_memory_limit)?;
+                        Ok(lock)
+                    })
                     .map_err(|source| EngineError::Device { device, source })
             })
             .collect::<Result<Vec<_>, _>>()?;
