@@ -226,8 +226,8 @@ pub fn job_spec(req: &pb::SubmitProofRequest) -> Result<JobSpec, KindError> {
     match kind {
         ProofKind::ShaChain | ProofKind::MulChain => synthetic(kind, req, priority),
         _ => {
-            let size = check_filecoin(kind, req)?;
-            let request = Arc::new(filecoin_request(kind, size, req)?);
+            let proof = check_filecoin(kind, req)?;
+            let request = Arc::new(filecoin_request(kind, proof, req)?);
             Ok(JobSpec {
                 kind: kind_label(kind),
                 circuit: Circuit::Filecoin(request.id()),
@@ -241,10 +241,10 @@ pub fn job_spec(req: &pb::SubmitProofRequest) -> Result<JobSpec, KindError> {
 }
 
 /// The Filecoin request of a submission whose fields `check_filecoin`
-/// passed, for the sector size it found.
+/// passed, for the sector size and registered proof it found.
 fn filecoin_request(
     kind: ProofKind,
-    size: Option<SectorSize>,
+    (size, registered): (Option<SectorSize>, Option<RegisteredProof>),
     req: &pb::SubmitProofRequest,
 ) -> Result<FilecoinRequest, KindError> {
     let need_size = || {
@@ -269,9 +269,13 @@ fn filecoin_request(
                 prover_id,
                 sector_id: req.sector_number,
             };
-            // Without a size here, the C1 output's own (Curio's wrapper and
-            // filecoin-proofs-api's form name it) is taken.
-            FilecoinRequest::porep(&req.vanilla_proof, size, ids)?
+            // A registered proof given decides V1_1 or Synthetic PoRep (the
+            // C1 must agree if it names one); else the C1 output's own (Curio's
+            // wrapper and filecoin-proofs-api's form name it) is taken.
+            match registered {
+                Some(proof) => FilecoinRequest::porep_as(&req.vanilla_proof, proof, ids)?,
+                None => FilecoinRequest::porep(&req.vanilla_proof, size, ids)?,
+            }
         }
         ProofKind::WinningPost => {
             FilecoinRequest::winning_post(need_size()?, post()?, &req.vanilla_proofs)?
@@ -303,9 +307,9 @@ fn filecoin_kind(kind: ProofKind) -> cuzk_filecoin::ProofKind {
 /// The sector size of a Filecoin submission, from `sector_size` and
 /// `registered_proof` (go-state-types' number: `abi.RegisteredSealProof`
 /// for PoRep, `abi.RegisteredPoStProof` for PoSt, `abi.RegisteredUpdateProof`
-/// for SnapDeals), which must agree when both are set. A registered proof
-/// that cuzk does not prove (a synthetic or non-interactive PoRep, a V1 seal
-/// proof, a V1 WindowPoSt) is refused.
+/// for SnapDeals), which must agree when both are set, and the registered
+/// proof when one is set. A registered proof that cuzk does not prove (a
+/// non-interactive PoRep, a V1 seal proof, a V1 WindowPoSt) is refused.
 ///
 /// `registered_proof` 0 is both a real number (the 2 KiB proof of the
 /// first group: `StackedDrg2KiBV1`, `StackedDrgWinning2KiBV1`, the 2 KiB
@@ -320,7 +324,7 @@ fn filecoin_kind(kind: ProofKind) -> cuzk_filecoin::ProofKind {
 fn filecoin_size(
     kind: ProofKind,
     req: &pb::SubmitProofRequest,
-) -> Result<Option<SectorSize>, KindError> {
+) -> Result<(Option<SectorSize>, Option<RegisteredProof>), KindError> {
     let fil = filecoin_kind(kind);
     let size = match req.sector_size {
         0 => None,
@@ -346,7 +350,7 @@ fn filecoin_size(
         ),
     };
     let Some(registered) = registered else {
-        return Ok(size);
+        return Ok((size, None));
     };
     if let Some(size) = size.filter(|&s| s != registered.size) {
         return Err(KindError::invalid(
@@ -362,7 +366,7 @@ fn filecoin_size(
     registered
         .check_proven()
         .map_err(|e| KindError::invalid("registered_proof", e.to_string()))?;
-    Ok(Some(registered.size))
+    Ok((Some(registered.size), Some(registered)))
 }
 
 /// A 32-byte field (a commitment, randomness).
@@ -442,12 +446,13 @@ fn check_synthetic_size(workload: Workload) -> Result<(), KindError> {
 }
 
 /// The fields each Filecoin kind cannot do without; answers the sector
-/// size (`None`: a PoRep whose C1 output is to say it).
+/// size (`None`: a PoRep whose C1 output is to say it) and the registered
+/// proof, when the request sets one.
 fn check_filecoin(
     kind: ProofKind,
     req: &pb::SubmitProofRequest,
-) -> Result<Option<SectorSize>, KindError> {
-    let size = filecoin_size(kind, req)?;
+) -> Result<(Option<SectorSize>, Option<RegisteredProof>), KindError> {
+    let found = filecoin_size(kind, req)?;
     match kind {
         ProofKind::PorepSealCommit => {
             if req.vanilla_proof.is_empty() {
@@ -474,7 +479,7 @@ fn check_filecoin(
         }
         _ => {}
     }
-    Ok(size)
+    Ok(found)
 }
 
 #[cfg(test)]

@@ -231,22 +231,42 @@ fn every_curio_caller_is_accepted() {
     assert_eq!(accepted(&porep), "porep-2KiB");
 }
 
+/// Curio's `UseSyntheticPoRep`: a Synthetic PoRep C1 (registered proof 10)
+/// in Curio's wrapper, or in filecoin-proofs' own form (which does not name
+/// its proof) with `registered_proof` set.
+#[test]
+fn synthetic_porep_is_accepted() {
+    let dir = fixtures().join("../2KiB-synthetic");
+    let read = |name: &str| std::fs::read(dir.join(name)).unwrap();
+    let m: Value = serde_json::from_slice(&read("meta.json")).unwrap();
+    let sector_number = m["sector_id"].as_u64().unwrap();
+    let synthetic = pb::SubmitProofRequest {
+        registered_proof: 10,
+        vanilla_proof: read("c1-curio.json"),
+        sector_number,
+        ..ffi_porep()
+    };
+    assert_eq!(accepted(&synthetic), "porep-2KiB");
+    let raw = pb::SubmitProofRequest {
+        vanilla_proof: read("c1.json"),
+        ..synthetic.clone()
+    };
+    assert_eq!(accepted(&raw), "porep-2KiB");
+    // Without the number, filecoin-proofs' form reads as V1_1 and its
+    // vanilla proofs answer the wrong challenges.
+    let e = refused(&pb::SubmitProofRequest {
+        registered_proof: 0,
+        ..raw
+    });
+    assert!(e.contains("does not verify"), "{e}");
+}
+
 #[test]
 fn proofs_cuzk_does_not_make_and_disagreeing_fields_are_refused() {
     // Registered seal proofs of another version or feature; 0 (2 KiB V1)
     // reads as unset, so a 2 KiB V1 C1 output is refused by its own name.
     for (number, name, instead) in [
         (1, "StackedDrg8MiBV1 (1)", "StackedDrg8MiBV1_1 (6)"),
-        (
-            10,
-            "StackedDrg2KiBV1_1_Feat_SyntheticPoRep (10)",
-            "StackedDrg2KiBV1_1 (5)",
-        ),
-        (
-            13,
-            "StackedDrg32GiBV1_1_Feat_SyntheticPoRep (13)",
-            "StackedDrg32GiBV1_1 (8)",
-        ),
         (
             18,
             "StackedDrg32GiBV1_2_Feat_NonInteractivePoRep (18)",
@@ -263,6 +283,24 @@ fn proofs_cuzk_does_not_make_and_disagreeing_fields_are_refused() {
             format!("registered_proof: {name} is not supported: cuzk proves {instead}")
         );
     }
+    // Synthetic PoRep is proven, but a V1_1 C1 sent as one is refused by
+    // the name it carries, or by its size.
+    let e = refused(&pb::SubmitProofRequest {
+        registered_proof: 10,
+        sector_size: 0,
+        ..ffi_porep()
+    });
+    assert_eq!(
+        e,
+        "bad C1 output: it is a StackedDrg2KiBV1_1 (5) C1, \
+         not StackedDrg2KiBV1_1_Feat_SyntheticPoRep (10)"
+    );
+    let e = refused(&pb::SubmitProofRequest {
+        registered_proof: 13,
+        sector_size: 0,
+        ..ffi_porep()
+    });
+    assert!(e.contains("it is for 2KiB sectors, not 32GiB"), "{e}");
     let snap = ffi_snap();
     let unsealed = commitment_cid(
         snap.comm_r_old.as_slice().try_into().unwrap(),

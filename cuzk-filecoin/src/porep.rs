@@ -37,6 +37,8 @@ pub(crate) struct C1Json {
     pub(crate) raw: Value,
     pub(crate) size: Option<SectorSize>,
     pub(crate) sector_num: Option<u64>,
+    /// The seal proof, when the form names it.
+    pub(crate) proof: Option<RegisteredProof>,
 }
 
 /// Reads `bytes` as filecoin-proofs' C1 JSON, as filecoin-proofs-api's
@@ -66,16 +68,19 @@ pub(crate) fn parse_c1(bytes: &[u8]) -> Result<C1Json, FilecoinError> {
         return Ok(c1);
     }
     let mut size = None;
+    let mut proof = None;
     if let Some(name) = map.remove("registered_proof") {
         let name = name
             .as_str()
             .ok_or_else(|| bad("C1 output", "registered_proof is not a string"))?;
-        // A synthetic or non-interactive PoRep, or a V1 seal proof, has
-        // other challenges (and porep_id): refused here, by name.
+        // A non-interactive PoRep or a V1 seal proof has other challenges
+        // (and porep_id): refused here, by name. A Synthetic PoRep is
+        // proven with its own configuration.
         let registered = RegisteredProof::from_name(ProofKind::PoRep, name)
             .and_then(RegisteredProof::check_proven)
             .map_err(|e| bad("C1 output", e))?;
         size = Some(registered.size);
+        proof = Some(registered);
         // The api form tags the proofs by size: {"StackedDrg2KiBV1": [...]}.
         let tagged = map
             .remove("vanilla_proofs")
@@ -100,6 +105,7 @@ pub(crate) fn parse_c1(bytes: &[u8]) -> Result<C1Json, FilecoinError> {
         raw: Value::Object(map),
         size,
         sector_num: None,
+        proof,
     })
 }
 
@@ -111,23 +117,26 @@ pub(crate) fn blank(size: SectorSize) -> Result<Box<dyn BlankCircuit>, FilecoinE
     })
 }
 
-/// The PoRep request for a C1 output at `size`.
+/// The PoRep request for a C1 output of seal proof `proof`.
 pub(crate) fn request(
     c1: C1Json,
-    size: SectorSize,
+    proof: RegisteredProof,
     ids: SealIds,
 ) -> Result<FilecoinRequest, FilecoinError> {
-    with_tree!(size, Tree => request_for::<Tree>(c1, size, ids))
+    with_tree!(proof.size, Tree => request_for::<Tree>(c1, proof, ids))
 }
 
 fn request_for<Tree: 'static + MerkleTreeTrait>(
     c1: C1Json,
-    size: SectorSize,
+    proof: RegisteredProof,
     ids: SealIds,
 ) -> Result<FilecoinRequest, FilecoinError> {
+    let size = proof.size;
     let out: SealCommitPhase1Output<Tree> =
         serde_json::from_value(c1.raw).map_err(|e| bad("C1 output", e))?;
-    let config = size.porep_config();
+    // Synthetic PoRep: its own porep_id and challenges; the same circuit
+    // and parameters as V1_1 (the blank circuit stays V1_1's).
+    let config = proof.porep_config()?;
     if out.vanilla_proofs.len() != usize::from(config.partitions)
         || out.vanilla_proofs.iter().any(Vec::is_empty)
     {
@@ -179,7 +188,7 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
                 "its replica_id is not that of sector {} of {} sealed as {}",
                 ids.sector_id,
                 miner_of(&ids.prover_id),
-                RegisteredProof::proven(ProofKind::PoRep, size)
+                proof
             ),
         ));
     }

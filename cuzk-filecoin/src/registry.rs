@@ -10,7 +10,7 @@ use filecoin_proofs::constants::{
     WINNING_POST_SECTOR_COUNT,
 };
 use filecoin_proofs::{PoRepConfig, PoStConfig, PoStType};
-use storage_proofs_core::api_version::ApiVersion;
+use storage_proofs_core::api_version::{ApiFeature, ApiVersion};
 
 use crate::FilecoinError;
 
@@ -249,7 +249,7 @@ pub enum ProofVersion {
 /// | --- | --- | --- |
 /// | 0-4 | PoRep | `StackedDrg<size>V1` |
 /// | 5-9 | PoRep | `StackedDrg<size>V1_1` (proven) |
-/// | 10-14 | PoRep | `StackedDrg<size>V1_1_Feat_SyntheticPoRep` |
+/// | 10-14 | PoRep | `StackedDrg<size>V1_1_Feat_SyntheticPoRep` (proven) |
 /// | 15-19 | PoRep | `StackedDrg<size>V1_2_Feat_NonInteractivePoRep` |
 /// | 0-4 | PoSt | `StackedDrgWinning<size>V1` (proven) |
 /// | 5-9 | PoSt | `StackedDrgWindow<size>V1` |
@@ -376,6 +376,34 @@ impl RegisteredProof {
     /// Whether cuzk proves it (see [`Self::proven`]).
     pub fn is_proven(&self) -> bool {
         *self == RegisteredProof::proven(self.kind, self.size)
+            || (self.kind == ProofKind::PoRep && self.version == ProofVersion::SyntheticPoRep)
+    }
+
+    /// filecoin-proofs' PoRep configuration of this seal proof: `V1_1`
+    /// (API 1.1.0) or its Synthetic PoRep twin (API 1.2.0, the
+    /// `SyntheticPoRep` feature), which has the same circuit and parameter
+    /// file but its own porep_id and challenges. Other proofs are refused as
+    /// [`Self::check_proven`] refuses them.
+    pub fn porep_config(&self) -> Result<PoRepConfig, FilecoinError> {
+        let proof = self.check_proven()?;
+        let mut porep_id = [0u8; 32];
+        porep_id[..8].copy_from_slice(&proof.number().to_le_bytes());
+        match (proof.kind, proof.version) {
+            (ProofKind::PoRep, ProofVersion::V1_1) => Ok(proof.size.porep_config()),
+            (ProofKind::PoRep, ProofVersion::SyntheticPoRep) => {
+                PoRepConfig::new_groth16_with_features(
+                    proof.size.bytes(),
+                    porep_id,
+                    ApiVersion::V1_2_0,
+                    vec![ApiFeature::SyntheticPoRep],
+                )
+                .map_err(FilecoinError::Upstream)
+            }
+            _ => Err(FilecoinError::Unsupported {
+                proof: proof.to_string(),
+                instead: RegisteredProof::proven(ProofKind::PoRep, proof.size).to_string(),
+            }),
+        }
     }
 
     /// Itself, if cuzk proves it; otherwise an error saying which proof it
@@ -410,7 +438,7 @@ fn family(kind: ProofKind) -> &'static str {
 
 fn numbers(kind: ProofKind) -> &'static str {
     match kind {
-        ProofKind::PoRep => "abi.RegisteredSealProof 0-19, and proves 5-9",
+        ProofKind::PoRep => "abi.RegisteredSealProof 0-19, and proves 5-14",
         ProofKind::WinningPoSt => "abi.RegisteredPoStProof 0-4",
         ProofKind::WindowPoSt => "abi.RegisteredPoStProof 5-14, and proves 10-14",
         ProofKind::SnapDeals => "abi.RegisteredUpdateProof 0-4",

@@ -13,7 +13,7 @@ use crate::circuits::{BlankCircuit, Partitions};
 use crate::porep::{self, SealIds};
 use crate::post::{self, PostInputs};
 use crate::update::{self, UpdateCommitments};
-use crate::{FilecoinError, ProofKind, SectorSize};
+use crate::{FilecoinError, ProofKind, RegisteredProof, SectorSize};
 
 /// filecoin-proofs' verifier of one request, bound to its public inputs.
 pub(crate) type Verifier = Box<dyn Fn(&[u8]) -> anyhow::Result<bool> + Send + Sync>;
@@ -136,10 +136,40 @@ impl FilecoinRequest {
     /// JSON, or Curio's wrapper of either, also of Curio's `Commit1OutRaw`).
     /// `size` is the size the caller expects (e.g. its parameters'); the C1
     /// must be for it. Without one, the size the C1 names is taken. A C1
-    /// that names a registered proof cuzk does not prove (synthetic or
-    /// non-interactive PoRep, V1), or a sector (Curio's `SectorNum`) or
-    /// replica id other than `ids` give, is refused.
+    /// that names a registered proof cuzk does not prove (non-interactive
+    /// PoRep, V1), or a sector (Curio's `SectorNum`) or replica id other
+    /// than `ids` give, is refused. The seal proof is the one the C1 names
+    /// (filecoin-proofs-api's form and Curio's wrapper name it: `V1_1` or
+    /// Synthetic PoRep), else `V1_1`; [`FilecoinRequest::porep_as`] says
+    /// which for a C1 that does not name it.
     pub fn porep(c1: &[u8], size: Option<SectorSize>, ids: SealIds) -> Result<Self, FilecoinError> {
+        Self::porep_request(c1, size, None, ids)
+    }
+
+    /// [`FilecoinRequest::porep`] for the seal proof `proof` (a `V1_1` or
+    /// Synthetic PoRep seal proof; go-state-types' number, e.g. a request's
+    /// `registered_proof`): the C1 must be for its size and, if it names its
+    /// seal proof, name this one.
+    pub fn porep_as(
+        c1: &[u8],
+        proof: RegisteredProof,
+        ids: SealIds,
+    ) -> Result<Self, FilecoinError> {
+        if proof.kind != ProofKind::PoRep {
+            return Err(crate::error::bad(
+                "registered proof",
+                format!("{proof} is not a seal proof"),
+            ));
+        }
+        Self::porep_request(c1, Some(proof.size), Some(proof), ids)
+    }
+
+    fn porep_request(
+        c1: &[u8],
+        size: Option<SectorSize>,
+        proof: Option<RegisteredProof>,
+        ids: SealIds,
+    ) -> Result<Self, FilecoinError> {
         let c1 = porep::parse_c1(c1)?;
         if let Some(named) = c1.sector_num.filter(|&n| n != ids.sector_id) {
             return Err(crate::error::bad(
@@ -165,7 +195,17 @@ impl FilecoinRequest {
                 ))
             }
         };
-        porep::request(c1, size, ids)
+        let proof = match (proof, c1.proof) {
+            (Some(given), Some(named)) if given != named => {
+                return Err(crate::error::bad(
+                    "C1 output",
+                    format!("it is a {named} C1, not {given}"),
+                ))
+            }
+            (Some(proof), _) | (None, Some(proof)) => proof,
+            (None, None) => RegisteredProof::proven(ProofKind::PoRep, size),
+        };
+        porep::request(c1, proof, ids)
     }
 
     /// The sector number a Curio-wrapped C1 output names, if any.

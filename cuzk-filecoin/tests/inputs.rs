@@ -261,7 +261,8 @@ fn registered_proof_numbers_are_go_state_types() {
     );
     assert!(refused(ProofKind::SnapDeals, 5).contains("update"));
 
-    // Numbers and names round-trip; cuzk proves one proof per kind and size.
+    // Numbers and names round-trip; cuzk proves one proof per kind and
+    // size, and PoRep's Synthetic twin as well.
     for kind in ProofKind::ALL {
         let mut proven = 0;
         for n in 0..25 {
@@ -272,7 +273,8 @@ fn registered_proof_numbers_are_go_state_types() {
             assert_eq!(RegisteredProof::from_name(kind, &p.name()).unwrap(), p);
             proven += usize::from(p.is_proven());
         }
-        assert_eq!(proven, 5, "{kind}");
+        let expected = if kind == ProofKind::PoRep { 10 } else { 5 };
+        assert_eq!(proven, expected, "{kind}");
         for size in SectorSize::ALL {
             let p = RegisteredProof::proven(kind, size);
             assert_eq!((p.kind, p.size), (kind, size));
@@ -295,7 +297,6 @@ fn registered_proof_numbers_are_go_state_types() {
     );
     for (kind, n) in [
         (ProofKind::PoRep, 3),
-        (ProofKind::PoRep, 13),
         (ProofKind::PoRep, 18),
         (ProofKind::WindowPoSt, 8),
     ] {
@@ -306,15 +307,26 @@ fn registered_proof_numbers_are_go_state_types() {
             .to_string();
         assert!(e.contains("is not supported: cuzk proves"), "{e}");
     }
-    let e = RegisteredProof::from_number(ProofKind::PoRep, 13)
+    let e = RegisteredProof::from_number(ProofKind::PoRep, 18)
         .unwrap()
         .check_proven()
         .unwrap_err()
         .to_string();
     assert_eq!(
         e,
-        "StackedDrg32GiBV1_1_Feat_SyntheticPoRep (13) is not supported: \
+        "StackedDrg32GiBV1_2_Feat_NonInteractivePoRep (18) is not supported: \
          cuzk proves StackedDrg32GiBV1_1 (8)"
+    );
+    // Synthetic PoRep: its own porep_id (its number) and the feature, the
+    // interactive proof's partitions.
+    let synthetic = RegisteredProof::from_number(ProofKind::PoRep, 13).unwrap();
+    assert!(synthetic.check_proven().is_ok());
+    let config = synthetic.porep_config().unwrap();
+    assert_eq!(config.porep_id[0], 13);
+    assert!(config.feature_enabled(storage_proofs_core::api_version::ApiFeature::SyntheticPoRep));
+    assert_eq!(
+        config.partitions.0,
+        SectorSize::S32GiB.porep_config().partitions.0
     );
     assert_eq!(
         size_of_seal_proof_name("StackedDrg8MiBV1_1_Feat_SyntheticPoRep").unwrap(),
@@ -534,8 +546,15 @@ fn c1_of_another_proof_sector_or_miner_is_refused() {
         api["vanilla_proofs"] = serde_json::json!({ tag: proofs });
         serde_json::to_vec(&api).unwrap()
     };
+    // A V1_1 C1 relabelled as a Synthetic PoRep: proven as one, its vanilla
+    // proofs answer the wrong challenges.
+    let e = message(FilecoinRequest::porep(
+        &with("StackedDrg2KiBV1_1_Feat_SyntheticPoRep", "StackedDrg2KiBV1"),
+        None,
+        ids,
+    ));
+    assert_eq!(e, "C1 output does not verify for porep at 2KiB");
     for name in [
-        "StackedDrg2KiBV1_1_Feat_SyntheticPoRep",
         "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep",
         "StackedDrg2KiBV1",
     ] {

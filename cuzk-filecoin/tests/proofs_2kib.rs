@@ -14,7 +14,7 @@ use std::sync::Arc;
 use common::{hex32, key, param_dir, request, seal_ids, SIZE};
 use cuzk_engine::{Engine, EngineConfig, ProofRequest, ProvingKey};
 use cuzk_filecoin::SealIds;
-use cuzk_filecoin::{CircuitId, FilecoinRequest, ProofKind};
+use cuzk_filecoin::{CircuitId, FilecoinRequest, ProofKind, RegisteredProof};
 use filecoin_proofs::constants::SectorShape2KiB;
 use filecoin_proofs::PublicReplicaInfo;
 use supraseal_c2::GpuLock;
@@ -44,9 +44,10 @@ fn flipped(mut bytes: [u8; 32]) -> [u8; 32] {
 }
 
 /// Proves the C1 output of the fixture directory `dir` through its Curio
-/// form and checks the proof with `verify_seal`, which must also reject it
-/// for another sector id and another seed.
-fn assert_porep_accepted(dir: &str) {
+/// form and checks the proof with `verify_seal` under the seal proof its
+/// meta.json names, which must also reject it for another sector id and
+/// another seed; returns the proof.
+fn assert_porep_accepted(dir: &str) -> Vec<u8> {
     let m: serde_json::Value =
         serde_json::from_slice(&common::fixture_in(dir, "meta.json")).expect("meta.json");
     let ids = SealIds {
@@ -58,7 +59,10 @@ fn assert_porep_accepted(dir: &str) {
     assert_eq!(request.id(), CircuitId::new(ProofKind::PoRep, SIZE));
     let proof = prove(&request);
 
-    let config = SIZE.porep_config();
+    let number = m["registered_seal_proof_number"].as_u64().expect("number");
+    let config = RegisteredProof::from_number(ProofKind::PoRep, number)
+        .and_then(|proof| proof.porep_config())
+        .expect("a proven seal proof");
     let verify = |sector_id: u64, seed: [u8; 32]| {
         filecoin_proofs::verify_seal::<SectorShape2KiB>(
             &config,
@@ -76,11 +80,62 @@ fn assert_porep_accepted(dir: &str) {
     assert!(verify(ids.sector_id, seed), "{dir}: verify_seal rejects");
     assert!(!verify(ids.sector_id + 1, seed), "another sector id");
     assert!(!verify(ids.sector_id, flipped(seed)), "another seed");
+    proof
 }
 
 #[test]
 fn porep_proof_is_accepted_by_verify_seal() {
     assert_porep_accepted("2KiB");
+}
+
+/// A Synthetic PoRep (registered proof 10: Curio's `UseSyntheticPoRep`),
+/// sealed by `fil-fixtures make --synthetic`, is proven with its own
+/// porep_id and challenges and accepted by `verify_seal` under its own
+/// configuration, not under V1_1's; its C1 in filecoin-proofs' form,
+/// which does not name its proof, needs the proof said.
+#[test]
+fn synthetic_porep_proof_is_accepted_by_verify_seal() {
+    let dir = "2KiB-synthetic";
+    let proof = assert_porep_accepted(dir);
+    let m: serde_json::Value =
+        serde_json::from_slice(&common::fixture_in(dir, "meta.json")).expect("meta.json");
+    let ids = SealIds {
+        prover_id: hex32(&m["prover_id"]),
+        sector_id: m["sector_id"].as_u64().expect("sector_id"),
+    };
+    let as_v1_1 = filecoin_proofs::verify_seal::<SectorShape2KiB>(
+        &SIZE.porep_config(),
+        hex32(&m["comm_r"]),
+        hex32(&m["comm_d"]),
+        ids.prover_id,
+        ids.sector_id.into(),
+        hex32(&m["ticket"]),
+        hex32(&m["seed"]),
+        &proof,
+    )
+    .expect("verify_seal runs");
+    assert!(!as_v1_1, "a Synthetic PoRep proof verified as V1_1");
+
+    let raw = common::fixture_in(dir, "c1.json");
+    let error = FilecoinRequest::porep(&raw, Some(SIZE), ids).unwrap_err();
+    assert!(
+        matches!(error, cuzk_filecoin::FilecoinError::InvalidVanilla { .. }),
+        "read as V1_1: {error}"
+    );
+    let synthetic = RegisteredProof::from_number(ProofKind::PoRep, 10).unwrap();
+    let plain = FilecoinRequest::porep_as(&raw, synthetic, ids).expect("said synthetic");
+    let curio = FilecoinRequest::porep(&common::fixture_in(dir, "c1-curio.json"), None, ids)
+        .expect("the Curio form names it");
+    assert_eq!(
+        plain.partitions().public_inputs(0).unwrap(),
+        curio.partitions().public_inputs(0).unwrap()
+    );
+    // The Curio form names its proof: saying another is refused.
+    let v1_1 = RegisteredProof::from_number(ProofKind::PoRep, 5).unwrap();
+    let error = FilecoinRequest::porep_as(&common::fixture_in(dir, "c1-curio.json"), v1_1, ids)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("Synthetic"), "{error}");
 }
 
 /// A committed-capacity sector's C1 output made without sealing

@@ -79,6 +79,7 @@ where
     let c1 = &sector.c1;
     let mut meta = seal_meta(
         opts.size,
+        opts.size.kinds().seal,
         opts.seed,
         opts.miner_id,
         seal.sector_id,

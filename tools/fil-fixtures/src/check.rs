@@ -73,15 +73,20 @@ fn flip_first_byte(mut bytes: [u8; 32]) -> [u8; 32] {
 
 fn check_ids(meta: &Meta) -> Result<()> {
     let size = SectorSize::from_bytes(meta.sector_size)?;
-    let kinds = size.kinds();
+    let seal = size.kinds().seal;
+    let seal = if kinds::is_synthetic(meta.registered_seal_proof) {
+        kinds::synthetic(seal)?
+    } else {
+        seal
+    };
     ensure!(
-        meta.registered_seal_proof == kinds.seal,
+        meta.registered_seal_proof == seal,
         "seal proof {:?} is not the one of the sector size",
         meta.registered_seal_proof
     );
-    ensure!(meta.porep_id == kinds::porep_id(kinds.seal)?, "porep_id");
+    ensure!(meta.porep_id == kinds::porep_id(seal)?, "porep_id");
     ensure!(
-        meta.registered_seal_proof_number == kinds::seal_proof_number(kinds.seal)?,
+        meta.registered_seal_proof_number == kinds::seal_proof_number(seal)?,
         "registered_seal_proof_number"
     );
     ensure!(

@@ -116,12 +116,14 @@ pub fn api_c1_json<Tree: MerkleTreeTrait>(
     c1: &SealCommitPhase1Output<Tree>,
 ) -> Result<Value> {
     use RegisteredSealProof::*;
+    // The api tags vanilla proofs by sector size only, whichever seal
+    // proof (V1_1 or its Synthetic PoRep twin) made them.
     let variant = match seal {
-        StackedDrg2KiBV1_1 => "StackedDrg2KiBV1",
-        StackedDrg8MiBV1_1 => "StackedDrg8MiBV1",
-        StackedDrg512MiBV1_1 => "StackedDrg512MiBV1",
-        StackedDrg32GiBV1_1 => "StackedDrg32GiBV1",
-        StackedDrg64GiBV1_1 => "StackedDrg64GiBV1",
+        StackedDrg2KiBV1_1 | StackedDrg2KiBV1_1_Feat_SyntheticPoRep => "StackedDrg2KiBV1",
+        StackedDrg8MiBV1_1 | StackedDrg8MiBV1_1_Feat_SyntheticPoRep => "StackedDrg8MiBV1",
+        StackedDrg512MiBV1_1 | StackedDrg512MiBV1_1_Feat_SyntheticPoRep => "StackedDrg512MiBV1",
+        StackedDrg32GiBV1_1 | StackedDrg32GiBV1_1_Feat_SyntheticPoRep => "StackedDrg32GiBV1",
+        StackedDrg64GiBV1_1 | StackedDrg64GiBV1_1_Feat_SyntheticPoRep => "StackedDrg64GiBV1",
         other => bail!("{other:?} is not a seal proof this tool makes"),
     };
     let mut value = serde_json::to_value(c1)?;

@@ -11,7 +11,8 @@ use filecoin_proofs::{
     PoRepConfig, SectorShapeBase,
 };
 use filecoin_proofs_api::{
-    ApiVersion, ProverId, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof,
+    ApiFeature, ApiVersion, ProverId, RegisteredPoStProof, RegisteredSealProof,
+    RegisteredUpdateProof,
 };
 
 /// The merkle tree shape of every sector size this tool seals: 2 KiB, 8 MiB
@@ -128,7 +129,8 @@ impl SectorSize {
     }
 }
 
-/// The number filecoin-proofs-api registers a V1_1 seal proof under.
+/// The number filecoin-proofs-api registers a seal proof under: a V1_1
+/// one, or its Synthetic PoRep twin.
 pub fn seal_proof_number(seal: RegisteredSealProof) -> Result<u64> {
     use RegisteredSealProof::*;
     Ok(match seal {
@@ -137,8 +139,32 @@ pub fn seal_proof_number(seal: RegisteredSealProof) -> Result<u64> {
         StackedDrg512MiBV1_1 => 7,
         StackedDrg32GiBV1_1 => 8,
         StackedDrg64GiBV1_1 => 9,
-        other => anyhow::bail!("{other:?} is not a V1_1 seal proof this tool makes"),
+        StackedDrg2KiBV1_1_Feat_SyntheticPoRep => 10,
+        StackedDrg8MiBV1_1_Feat_SyntheticPoRep => 11,
+        StackedDrg512MiBV1_1_Feat_SyntheticPoRep => 12,
+        StackedDrg32GiBV1_1_Feat_SyntheticPoRep => 13,
+        StackedDrg64GiBV1_1_Feat_SyntheticPoRep => 14,
+        other => anyhow::bail!("{other:?} is not a seal proof this tool makes"),
     })
+}
+
+/// The Synthetic PoRep twin of a V1_1 seal proof: the same circuit and
+/// parameters, challenges drawn from a synthetic set made after PreCommit 2.
+pub fn synthetic(seal: RegisteredSealProof) -> Result<RegisteredSealProof> {
+    use RegisteredSealProof::*;
+    Ok(match seal {
+        StackedDrg2KiBV1_1 => StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg8MiBV1_1 => StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg512MiBV1_1 => StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg32GiBV1_1 => StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
+        StackedDrg64GiBV1_1 => StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
+        other => anyhow::bail!("{other:?} has no Synthetic PoRep twin"),
+    })
+}
+
+/// Whether `seal` is a Synthetic PoRep proof.
+pub fn is_synthetic(seal: RegisteredSealProof) -> bool {
+    seal_proof_number(seal).is_ok_and(|n| (10..=14).contains(&n))
 }
 
 /// The porep_id: the registered proof's number as a little-endian u64 in
@@ -154,11 +180,21 @@ pub fn porep_id(seal: RegisteredSealProof) -> Result<[u8; 32]> {
 /// in the porep_id or API version cannot pass unnoticed.
 pub fn porep_config(seal: RegisteredSealProof) -> Result<PoRepConfig> {
     let size = u64::from(seal.sector_size());
-    let config = PoRepConfig::new_groth16(size, porep_id(seal)?, ApiVersion::V1_1_0);
+    let config = if is_synthetic(seal) {
+        PoRepConfig::new_groth16_with_features(
+            size,
+            porep_id(seal)?,
+            ApiVersion::V1_2_0,
+            vec![ApiFeature::SyntheticPoRep],
+        )?
+    } else {
+        PoRepConfig::new_groth16(size, porep_id(seal)?, ApiVersion::V1_1_0)
+    };
     let registry = seal.as_v1_config();
     ensure!(
         config.porep_id == registry.porep_id
             && config.api_version == registry.api_version
+            && config.api_features == registry.api_features
             && config.partitions.0 == registry.partitions.0,
         "the PoRep config for {seal:?} differs from filecoin-proofs-api's registry"
     );
@@ -200,6 +236,20 @@ mod tests {
             let seal = size.kinds().seal;
             assert_eq!(porep_id(seal).unwrap(), seal.as_v1_config().porep_id);
             assert_eq!(u64::from(seal.sector_size()), size.bytes());
+            // The Synthetic PoRep twin: numbers 10-14, same size, its own
+            // porep_id; porep_config checks features and version too.
+            let twin = synthetic(seal).unwrap();
+            assert!(is_synthetic(twin) && !is_synthetic(seal));
+            assert_eq!(
+                seal_proof_number(twin).unwrap(),
+                seal_proof_number(seal).unwrap() + 5
+            );
+            assert_eq!(twin.sector_size(), seal.sector_size());
+            let config = porep_config(twin).unwrap();
+            assert!(config.feature_enabled(ApiFeature::SyntheticPoRep));
+            assert!(!porep_config(seal)
+                .unwrap()
+                .feature_enabled(ApiFeature::SyntheticPoRep));
         }
     }
 }

@@ -133,6 +133,11 @@ struct MakeArgs {
     /// Keep the sealed sector's files (replica, caches) in the work directory.
     #[arg(long)]
     keep_sector: bool,
+    /// Seal with the Synthetic PoRep proof of the size (registered proofs
+    /// 10-14): Commit 1 picks its challenges from a synthetic set made
+    /// after PreCommit 2.
+    #[arg(long)]
+    synthetic: bool,
 }
 
 #[derive(Args)]
@@ -188,6 +193,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Make(MakeArgs {
             fixture: args,
             keep_sector,
+            synthetic,
         }) => {
             let work = args.work.dir();
             use_work_dir(&work)?;
@@ -198,6 +204,7 @@ fn run(cli: Cli) -> Result<()> {
                 sector_dir: work.join(format!("sector-{}-{}", args.sector_size.bytes(), args.seed)),
                 out: args.out,
                 keep_sector,
+                synthetic,
             };
             make::make(&opts)?;
             check::check_fixture(&opts.out).context("self-check of the written fixture")?;

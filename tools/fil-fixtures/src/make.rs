@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{ensure, Result};
 use filecoin_proofs::{commitment_from_fr, DefaultTreeHasher, SealCommitPhase1Output};
-use filecoin_proofs_api::RegisteredUpdateProof;
+use filecoin_proofs_api::{RegisteredSealProof, RegisteredUpdateProof};
 use storage_proofs_core::merkle::MerkleTreeTrait;
 
 use crate::draws::Draws;
@@ -24,6 +24,8 @@ pub struct MakeOptions {
     /// Where the sector's files are made; removed afterwards unless kept.
     pub sector_dir: PathBuf,
     pub keep_sector: bool,
+    /// Seal with the Synthetic PoRep twin of the size's seal proof.
+    pub synthetic: bool,
 }
 
 /// What a run made, before it is written out.
@@ -41,7 +43,7 @@ pub fn make(opts: &MakeOptions) -> Result<()> {
          labelling): `fil-fixtures cc` makes its C1 output without sealing",
         opts.size
     );
-    let kinds = opts.size.kinds();
+    let kinds = opts.kinds()?;
     let config = kinds::porep_config(kinds.seal)?;
     let prover_id = kinds::prover_id(opts.miner_id);
     let draws = Draws::new(opts.seed);
@@ -78,6 +80,17 @@ pub fn make(opts: &MakeOptions) -> Result<()> {
     Ok(())
 }
 
+impl MakeOptions {
+    /// The registered proofs the fixture is made with.
+    fn kinds(&self) -> Result<kinds::ProofKinds> {
+        let mut kinds = self.size.kinds();
+        if self.synthetic {
+            kinds.seal = kinds::synthetic(kinds.seal)?;
+        }
+        Ok(kinds)
+    }
+}
+
 pub fn timed<T>(stage: &str, run: impl FnOnce() -> Result<T>) -> Result<T> {
     let start = Instant::now();
     let result = run();
@@ -89,22 +102,22 @@ pub fn timed<T>(stage: &str, run: impl FnOnce() -> Result<T>) -> Result<T> {
 /// file names are filled in as the files are written.
 pub fn seal_meta<Tree: MerkleTreeTrait<Hasher = DefaultTreeHasher>>(
     size: SectorSize,
+    seal: RegisteredSealProof,
     fixture_seed: u64,
     miner_id: u64,
     sector_id: u64,
     c1: &SealCommitPhase1Output<Tree>,
     generator: &str,
 ) -> Result<Meta> {
-    let kinds = size.kinds();
-    let config = kinds::porep_config(kinds.seal)?;
+    let config = kinds::porep_config(seal)?;
     Ok(Meta {
         generator: format!(
             "fil-fixtures {} {generator} with filecoin-proofs 19.1.0",
             env!("CARGO_PKG_VERSION")
         ),
         fixture_seed,
-        registered_seal_proof: kinds.seal,
-        registered_seal_proof_number: kinds::seal_proof_number(kinds.seal)?,
+        registered_seal_proof: seal,
+        registered_seal_proof_number: kinds::seal_proof_number(seal)?,
         api_version: config.api_version.to_string(),
         sector_size: size.bytes(),
         porep_id: config.porep_id,
@@ -129,6 +142,7 @@ fn describe(opts: &MakeOptions, made: &Made) -> Result<Meta> {
     let sector = &made.sector;
     let meta = seal_meta(
         opts.size,
+        opts.kinds()?.seal,
         opts.seed,
         opts.miner_id,
         u64::from(sector.sector_id),

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{ensure, Context, Result};
 use filecoin_proofs::{
-    add_piece, generate_piece_commitment, seal_commit_phase1, seal_pre_commit_phase1,
-    seal_pre_commit_phase2, validate_cache_for_commit, Commitment, PieceInfo, PoRepConfig,
-    ProverId, SealCommitPhase1Output,
+    add_piece, generate_piece_commitment, generate_synth_proofs, seal_commit_phase1,
+    seal_pre_commit_phase1, seal_pre_commit_phase2, validate_cache_for_commit, Commitment,
+    PieceInfo, PoRepConfig, ProverId, SealCommitPhase1Output,
 };
+use filecoin_proofs_api::ApiFeature;
 use storage_proofs_core::sector::SectorId;
 
 use crate::draws::{Draws, SealDraws};
@@ -100,6 +101,20 @@ pub fn seal_sector(
         &piece_infos,
     )?;
     let pre_commit = seal_pre_commit_phase2(config, phase1, &cache, &replica)?;
+    if config.feature_enabled(ApiFeature::SyntheticPoRep) {
+        // The synthetic challenges' vanilla proofs, which Commit 1 then
+        // picks the interactive challenges' from.
+        generate_synth_proofs::<_, Tree>(
+            config,
+            &cache,
+            &replica,
+            prover_id,
+            sector_id,
+            ticket,
+            pre_commit.clone(),
+            &piece_infos,
+        )?;
+    }
     validate_cache_for_commit::<_, _, Tree>(&cache, &replica)?;
     let c1 = seal_commit_phase1::<_, Tree>(
         config,
