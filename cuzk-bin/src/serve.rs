@@ -49,6 +49,9 @@ pub struct ServeArgs {
     /// Seconds an unfetched outcome is kept.
     #[arg(long)]
     pub result_ttl_secs: Option<u64>,
+    /// Unfetched outcomes the journal keeps at most (the newest).
+    #[arg(long)]
+    pub journal_keep_finished: Option<usize>,
     /// Seconds running jobs get to finish on SIGTERM.
     #[arg(long)]
     pub shutdown_grace_secs: Option<u64>,
@@ -112,6 +115,7 @@ impl ServeArgs {
         set(&mut c.admission_checks, &self.admission_checks);
         c.engine_jobs = self.engine_jobs.or(c.engine_jobs);
         set(&mut c.result_ttl_secs, &self.result_ttl_secs);
+        set(&mut c.journal_keep_finished, &self.journal_keep_finished);
         set(&mut c.shutdown_grace_secs, &self.shutdown_grace_secs);
         set(&mut c.max_message_bytes, &self.max_message_bytes);
         set(&mut c.preload, &self.preload);

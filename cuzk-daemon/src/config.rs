@@ -13,6 +13,7 @@
 //! admission_checks = 2                    # submissions' inputs checked at once
 //! engine_jobs = 8                         # jobs handed to the engine at once
 //! result_ttl_secs = 3600                  # unfetched outcomes kept this long
+//! journal_keep_finished = 10000           # and at most this many, the newest
 //! shutdown_grace_secs = 30                # running jobs' time to finish on SIGTERM
 //! max_message_bytes = 268435456           # gRPC messages, both ways
 //! preload = ["mul-chain/64"]              # keys loaded at start
@@ -81,6 +82,9 @@ pub struct DaemonConfig {
     pub engine_jobs: Option<usize>,
     /// How long an outcome nobody fetched is kept.
     pub result_ttl_secs: u64,
+    /// How many outcomes nobody fetched the journal keeps at most: beyond,
+    /// the oldest finished are forgotten (their jobs then read as expired).
+    pub journal_keep_finished: usize,
     /// On SIGTERM, how long running jobs may take to finish before the
     /// daemon stops anyway (they run again after restart).
     pub shutdown_grace_secs: u64,
@@ -107,6 +111,7 @@ impl Default for DaemonConfig {
             admission_checks: 2,
             engine_jobs: None,
             result_ttl_secs: 3600,
+            journal_keep_finished: 10_000,
             shutdown_grace_secs: 30,
             max_message_bytes: 256 << 20,
             preload: Vec::new(),
@@ -188,6 +193,7 @@ impl DaemonConfig {
             ("admission_checks", self.admission_checks),
             ("engine_jobs", self.engine_jobs.unwrap_or(1)),
             ("max_message_bytes", self.max_message_bytes),
+            ("journal_keep_finished", self.journal_keep_finished),
         ];
         if let Some((key, _)) = positive.iter().find(|(_, value)| *value == 0) {
             return Err(DaemonError::Config(format!("{key} must be at least 1")));

@@ -16,7 +16,7 @@ use crate::jobs::{parse_job_id, Admission, Cancelled, Job, JobTable};
 use crate::journal::Journal;
 use crate::keys::{KeyRegistry, Preloaded};
 use crate::kinds::{self, Circuit};
-use crate::metrics::{Gauges, Metrics, Outcome};
+use crate::metrics::{Gauges, HostMemory, Metrics, Outcome, COMPACTED_OVER_LIMIT};
 use crate::pb;
 use crate::pb::await_proof_response::Status as JobStatus;
 use crate::{DaemonConfig, DaemonError};
@@ -32,12 +32,24 @@ pub(crate) enum Lifecycle {
     Stopped,
 }
 
-/// Outcomes recorded since start, for `GetStatus`.
+/// Outcomes recorded since start, for `GetStatus` and `/status`.
 #[derive(Default)]
-struct Totals {
+pub(crate) struct Totals {
     completed: AtomicU64,
     failed: AtomicU64,
     cancelled: AtomicU64,
+}
+
+impl Totals {
+    /// `(completed, failed, cancelled)` so far.
+    pub(crate) fn read(&self) -> (u64, u64, u64) {
+        let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        (
+            load(&self.completed),
+            load(&self.failed),
+            load(&self.cancelled),
+        )
+    }
 }
 
 /// Everything the RPCs, the dispatcher and the runners share.
@@ -49,11 +61,13 @@ pub(crate) struct Daemon {
     pub(crate) journal: Arc<Journal>,
     pub(crate) table: JobTable,
     pub(crate) metrics: Metrics,
+    /// Jobs handed to the engine at once (`engine_jobs`, default applied).
+    pub(crate) engine_jobs: usize,
     /// Admission checks at once (`admission_checks`).
     checks: tokio::sync::Semaphore,
     started: Instant,
     lifecycle: watch::Sender<Lifecycle>,
-    totals: Totals,
+    pub(crate) totals: Totals,
 }
 
 /// Milliseconds since the Unix epoch.
@@ -71,6 +85,7 @@ impl Daemon {
         journal: Journal,
     ) -> Result<Self, DaemonError> {
         log_nvml(&engine.devices());
+        let engine_jobs = config.engine_jobs(engine.config());
         let engine = Arc::new(engine);
         Ok(Self {
             keys: KeyRegistry::new(
@@ -84,6 +99,7 @@ impl Daemon {
             engine: Mutex::new(Some(engine)),
             journal: Arc::new(journal),
             metrics: Metrics::new(),
+            engine_jobs,
             checks: tokio::sync::Semaphore::new(config.admission_checks),
             started: Instant::now(),
             lifecycle: watch::Sender::new(Lifecycle::Serving),
@@ -201,6 +217,7 @@ impl Daemon {
             );
         }
         self.metrics.quarantined(self.journal.quarantined().len());
+        self.forgotten(COMPACTED_OVER_LIMIT, self.journal.compacted());
         let unfinished = self.journal.unfinished()?;
         let count = unfinished.len();
         for (seq, entry) in unfinished {
@@ -211,8 +228,10 @@ impl Daemon {
                 Err(err) => {
                     // Accepted by an earlier version that knew this kind.
                     let outcome = failed_outcome(seq, &err);
-                    self.journal
-                        .finish(seq, entry.accepted_unix_ms, &outcome, unix_ms())?;
+                    let forgotten =
+                        self.journal
+                            .finish(seq, entry.accepted_unix_ms, &outcome, unix_ms())?;
+                    self.forgotten(COMPACTED_OVER_LIMIT, &forgotten);
                     continue;
                 }
             };
@@ -238,7 +257,7 @@ impl Daemon {
             tokio::task::spawn_blocking(move || journal.finish(seq, accepted, &record, unix_ms()))
                 .await;
         match written {
-            Ok(Ok(())) => {}
+            Ok(Ok(forgotten)) => self.forgotten(COMPACTED_OVER_LIMIT, &forgotten),
             Ok(Err(err)) => {
                 tracing::error!(job = %job.id, error = %crate::error::error_chain(&err),
                 "outcome not journaled; the job will run again after a restart")
@@ -255,6 +274,17 @@ impl Daemon {
         self.metrics.finished(job.spec.kind, kind, elapsed, proof);
         self.table.remove(job.seq);
         job.outcome.send_replace(Some(Arc::new(outcome)));
+    }
+
+    /// Counts and logs outcomes nobody fetched that the journal forgot,
+    /// for `reason`, in the order they finished.
+    pub(crate) fn forgotten(&self, reason: &'static str, jobs: &[u64]) {
+        let (Some(first), Some(last)) = (jobs.first(), jobs.last()) else {
+            return;
+        };
+        self.metrics.compacted(reason, jobs.len());
+        tracing::info!(reason, entries = jobs.len(), first = %crate::jobs::job_id(*first),
+            last = %crate::jobs::job_id(*last), "journal compacted: unfetched outcomes forgotten");
     }
 
     /// `AwaitProof`: the outcome of `job_id`, waiting up to `timeout` (zero:
@@ -305,7 +335,22 @@ impl Daemon {
             .map_err(|err| status(Code::Internal, &err))?;
         match entry.and_then(|e| e.outcome) {
             Some(outcome) => Ok(outcome),
-            None => Err(not_found(job_id)),
+            None => Err(self.gone(seq, job_id).await),
+        }
+    }
+
+    /// `NOT_FOUND` for a job the journal does not hold, saying whether it
+    /// was never accepted or its outcome is gone.
+    async fn gone(&self, seq: u64, job_id: &str) -> Status {
+        let journal = Arc::clone(&self.journal);
+        let accepted = tokio::task::spawn_blocking(move || journal.was_accepted(seq)).await;
+        match accepted {
+            Ok(Ok(true)) => Status::not_found(format!(
+                "job '{job_id}' is no longer held: its outcome was fetched, or expired \
+                 (result_ttl_secs = {}, journal_keep_finished = {})",
+                self.config.result_ttl_secs, self.config.journal_keep_finished
+            )),
+            _ => not_found(job_id),
         }
     }
 
@@ -360,6 +405,7 @@ impl Daemon {
             devices,
             keys: self.keys.loaded(),
             host_pool: (pool.cached_bytes, pool.limit_bytes),
+            host_memory: HostMemory::read(engine.as_deref()),
             uptime: self.started.elapsed(),
         }
     }
@@ -367,68 +413,6 @@ impl Daemon {
     /// `GetMetrics` and `/metrics`.
     pub(crate) fn metrics_text(&self) -> String {
         self.metrics.render(&self.gauges())
-    }
-
-    /// `GetStatus`.
-    pub(crate) fn status(&self) -> pb::GetStatusResponse {
-        let gauges = self.gauges();
-        let gpus = gauges
-            .locks
-            .iter()
-            .map(|&(device, lock)| {
-                let status = gauges.devices.iter().find(|d| d.device == device);
-                let retired = status.and_then(|d| d.retired.as_ref());
-                let nvml = gauges.gpus.iter().find(|g| g.0 == device);
-                let nvml = nvml.map_or_else(gpu::Reading::default, |g| g.1);
-                let memory = nvml.memory;
-                pb::GpuStatus {
-                    ordinal: device,
-                    name: status
-                        .map_or_else(String::new, |d| format!("{} device {device}", d.backend)),
-                    lock_acquisitions: lock.acquisitions,
-                    lock_held_ns: lock.hold_ns,
-                    lock_wait_ns: lock.wait_ns,
-                    retired: retired.is_some(),
-                    retired_error: retired.map_or_else(String::new, |r| r.error.to_string()),
-                    vram_total_bytes: memory.map_or(0, |m| m.total_bytes),
-                    vram_free_bytes: memory.map_or(0, |m| m.free_bytes),
-                    utilization_percent: nvml.utilization_percent,
-                    ..Default::default()
-                }
-            })
-            .collect();
-        let loaded_srs = gauges
-            .keys
-            .iter()
-            .map(|k| pb::SrsStatus {
-                circuit_id: k.circuit.clone(),
-                tier: pb::srs_status::Tier::Hot as i32,
-                size_bytes: k.size_bytes,
-                ref_count: k.leases as u32,
-            })
-            .collect();
-        let queues = gauges
-            .jobs
-            .iter()
-            .map(|&(kind, queued, running)| pb::QueueStatus {
-                proof_kind: kind.to_owned(),
-                pending: queued as u32,
-                in_progress: running as u32,
-            })
-            .collect();
-        pb::GetStatusResponse {
-            gpus,
-            loaded_srs,
-            queues,
-            total_proofs_completed: self.totals.completed.load(Ordering::Relaxed),
-            total_proofs_failed: self.totals.failed.load(Ordering::Relaxed),
-            total_proofs_cancelled: self.totals.cancelled.load(Ordering::Relaxed),
-            uptime_seconds: gauges.uptime.as_secs(),
-            pinned_memory_bytes: gauges.host_pool.0,
-            pinned_memory_limit_bytes: gauges.host_pool.1,
-            partitions_to_synthesize: gauges.engine_partitions.0 as u32,
-            partitions_to_prove: gauges.engine_partitions.1 as u32,
-        }
     }
 }
 

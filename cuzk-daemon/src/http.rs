@@ -1,4 +1,5 @@
-//! `/metrics` (OpenMetrics text) and `/healthz` over HTTP/1.
+//! `/metrics` (OpenMetrics text), `/healthz` and `/status` (JSON) over
+//! HTTP/1.
 
 use std::sync::Arc;
 
@@ -15,6 +16,7 @@ pub(crate) fn router(daemon: Arc<Daemon>) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
         .route("/healthz", get(healthz))
+        .route("/status", get(status))
         .with_state(daemon)
 }
 
@@ -33,4 +35,11 @@ async fn healthz(State(daemon): State<Arc<Daemon>>) -> (StatusCode, &'static str
             (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n")
         }
     }
+}
+
+/// The daemon's state as one JSON object (docs/daemon.md).
+async fn status(State(daemon): State<Arc<Daemon>>) -> impl IntoResponse {
+    let report = daemon.status_report();
+    let body = serde_json::to_string(&report).expect("the report serializes");
+    ([(header::CONTENT_TYPE, "application/json")], body)
 }

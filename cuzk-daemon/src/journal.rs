@@ -5,8 +5,18 @@
 //! durable commit). Its outcome replaces the request when it finishes
 //! (durable too). After a restart every entry without an outcome runs
 //! again; an outcome stays until it is fetched (`AwaitProof` or `Prove`
-//! hands it out) or until it expires. Removing a fetched outcome is not
-//! forced to disk: a crash may bring it back, never lose one.
+//! hands it out), until it expires, or until newer outcomes push it out.
+//! Removing a fetched outcome is not forced to disk: a crash may bring it
+//! back, never lose one.
+//!
+//! Compaction forgets finished entries (outcomes nobody fetched), oldest
+//! finished first: those recorded before a cutoff ([`Journal::expire`]),
+//! and those beyond the journal's `keep_finished` newest, at open and as
+//! each outcome is recorded. An index of the finished entries by the time
+//! they finished makes both a walk over the entries forgotten, never over
+//! the whole table; it is rebuilt at every open (which reads every entry
+//! anyway), so a journal written before it existed gets one. An entry
+//! without an outcome is never forgotten.
 //!
 //! An entry that no longer decodes (bytes damaged on disk, or a foreign
 //! writer) does not stop the daemon: opening the journal moves it, bytes
@@ -27,6 +37,9 @@ use crate::pb;
 const JOBS: TableDefinition<u64, &[u8]> = TableDefinition::new("jobs");
 /// Damaged entries, by sequence number: their bytes as found.
 const QUARANTINE: TableDefinition<u64, &[u8]> = TableDefinition::new("quarantine");
+/// The finished entries, by `(finished_unix_ms, seq)`: the order
+/// compaction forgets them in.
+const FINISHED: TableDefinition<(u64, u64), ()> = TableDefinition::new("finished");
 /// Counters: `next_seq`.
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const NEXT_SEQ: &str = "next_seq";
@@ -79,14 +92,27 @@ pub enum JournalError {
 pub struct Journal {
     path: PathBuf,
     db: Database,
-    /// Entries moved to the quarantine table when this journal was opened.
+    /// Finished entries kept at most (at least 1).
+    keep_finished: u64,
+    /// What opening this journal found and did.
+    opened: Opened,
+}
+
+/// What [`Journal::open`] set aside or forgot.
+#[derive(Default)]
+struct Opened {
+    /// Entries that did not decode, moved to the quarantine table.
     quarantined: Vec<u64>,
+    /// Finished entries beyond `keep_finished`, forgotten.
+    compacted: Vec<u64>,
 }
 
 impl Journal {
     /// Opens the journal at `path`, creating it (and its directory) if
-    /// needed; a journal left by a crash is repaired on open.
-    pub fn open(path: &Path) -> Result<Self, JournalError> {
+    /// needed; a journal left by a crash is repaired on open. At most
+    /// `keep_finished` finished entries are kept (at least one): the oldest
+    /// beyond are forgotten now and whenever an outcome is recorded.
+    pub fn open(path: &Path, keep_finished: usize) -> Result<Self, JournalError> {
         let fail = |what, source: redb::Error| JournalError::Database {
             path: path.to_owned(),
             what,
@@ -99,26 +125,12 @@ impl Journal {
         let mut journal = Self {
             path: path.to_owned(),
             db,
-            quarantined: Vec::new(),
+            keep_finished: keep_finished.max(1) as u64,
+            opened: Opened::default(),
         };
-        // Make every table, so that reads of a fresh journal find them, and
-        // set damaged entries aside.
-        journal.quarantined = journal.write("check its entries", Durability::Immediate, |txn| {
-            txn.open_table(META)?;
-            let mut jobs = txn.open_table(JOBS)?;
-            let mut quarantine = txn.open_table(QUARANTINE)?;
-            let mut damaged = Vec::new();
-            for item in jobs.iter()? {
-                let (seq, bytes) = item?;
-                if Entry::decode(bytes.value()).is_err() {
-                    damaged.push((seq.value(), bytes.value().to_vec()));
-                }
-            }
-            for (seq, bytes) in &damaged {
-                jobs.remove(*seq)?;
-                quarantine.insert(*seq, bytes.as_slice())?;
-            }
-            Ok(damaged.into_iter().map(|(seq, _)| seq).collect())
+        let keep = journal.keep_finished;
+        journal.opened = journal.write("check its entries", Durability::Immediate, |txn| {
+            check_entries(txn, keep)
         })?;
         Ok(journal)
     }
@@ -126,7 +138,24 @@ impl Journal {
     /// The entries that did not decode when the journal was opened: moved
     /// to its quarantine table, not run.
     pub fn quarantined(&self) -> &[u64] {
-        &self.quarantined
+        &self.opened.quarantined
+    }
+
+    /// The finished entries forgotten when the journal was opened, beyond
+    /// `keep_finished` (a journal kept with a larger limit before).
+    pub fn compacted(&self) -> &[u64] {
+        &self.opened.compacted
+    }
+
+    /// Whether `seq` was ever given to a job (its entry may be gone since:
+    /// fetched, expired, compacted or quarantined).
+    pub fn was_accepted(&self, seq: u64) -> Result<bool, JournalError> {
+        let next = self.read("read the next job number", |txn| {
+            let meta = txn.open_table(META)?;
+            let next = meta.get(NEXT_SEQ)?.map_or(1, |v| v.value());
+            Ok(next)
+        })?;
+        Ok(seq >= 1 && seq < next)
     }
 
     /// Every entry in quarantine (this opening's and earlier ones).
@@ -158,24 +187,29 @@ impl Journal {
         })
     }
 
-    /// Records job `seq`'s outcome durably, dropping its request.
+    /// Records job `seq`'s outcome durably, dropping its request, and
+    /// forgets the oldest finished entries beyond `keep_finished`: returns
+    /// those (none, but for a journal full of unfetched outcomes).
     pub fn finish(
         &self,
         seq: u64,
         accepted_unix_ms: u64,
         outcome: &pb::AwaitProofResponse,
         finished_unix_ms: u64,
-    ) -> Result<(), JournalError> {
+    ) -> Result<Vec<u64>, JournalError> {
         let entry = Entry {
             accepted_unix_ms,
             request: None,
             outcome: Some(outcome.clone()),
             finished_unix_ms,
         };
+        let keep = self.keep_finished;
         self.write("record an outcome", Durability::Immediate, |txn| {
-            txn.open_table(JOBS)?
-                .insert(seq, entry.encode_to_vec().as_slice())?;
-            Ok(())
+            let mut jobs = txn.open_table(JOBS)?;
+            let mut finished = txn.open_table(FINISHED)?;
+            jobs.insert(seq, entry.encode_to_vec().as_slice())?;
+            finished.insert((finished_unix_ms, seq), ())?;
+            forget_oldest(&mut jobs, &mut finished, |_, held| held > keep)
         })
     }
 
@@ -192,7 +226,15 @@ impl Journal {
     /// Forgets job `seq` (its outcome was fetched).
     pub fn remove(&self, seq: u64) -> Result<(), JournalError> {
         self.write("forget a job", Durability::Eventual, |txn| {
-            txn.open_table(JOBS)?.remove(seq)?;
+            let finished_unix_ms = txn
+                .open_table(JOBS)?
+                .remove(seq)?
+                .and_then(|bytes| Entry::decode(bytes.value()).ok())
+                .filter(|entry| entry.outcome.is_some())
+                .map(|entry| entry.finished_unix_ms);
+            if let Some(at) = finished_unix_ms {
+                txn.open_table(FINISHED)?.remove((at, seq))?;
+            }
             Ok(())
         })
     }
@@ -218,18 +260,19 @@ impl Journal {
         Ok(jobs)
     }
 
-    /// Forgets outcomes recorded before `cutoff_unix_ms`; returns how many.
-    pub fn expire(&self, cutoff_unix_ms: u64) -> Result<usize, JournalError> {
+    /// Forgets outcomes recorded before `cutoff_unix_ms`; returns them.
+    pub fn expire(&self, cutoff_unix_ms: u64) -> Result<Vec<u64>, JournalError> {
         self.write("expire outcomes", Durability::Immediate, |txn| {
-            let mut table = txn.open_table(JOBS)?;
-            let mut expired = 0;
-            table.retain(|_, bytes| {
-                let old = Entry::decode(bytes)
-                    .is_ok_and(|e| e.outcome.is_some() && e.finished_unix_ms < cutoff_unix_ms);
-                expired += usize::from(old);
-                !old
-            })?;
-            Ok(expired)
+            let mut jobs = txn.open_table(JOBS)?;
+            let mut finished = txn.open_table(FINISHED)?;
+            forget_oldest(&mut jobs, &mut finished, |at, _| at < cutoff_unix_ms)
+        })
+    }
+
+    /// Finished entries held (outcomes nobody fetched yet).
+    pub fn finished_len(&self) -> Result<u64, JournalError> {
+        self.read("count finished entries", |txn| {
+            Ok(txn.open_table(FINISHED)?.len()?)
         })
     }
 
@@ -275,9 +318,77 @@ impl Journal {
     }
 }
 
+/// Makes every table (so that reads of a fresh journal find them), sets
+/// damaged entries aside, rebuilds the index of finished entries and
+/// forgets the oldest finished ones beyond `keep_finished`.
+fn check_entries(txn: &redb::WriteTransaction, keep_finished: u64) -> Result<Opened, redb::Error> {
+    txn.open_table(META)?;
+    let mut jobs = txn.open_table(JOBS)?;
+    let mut quarantine = txn.open_table(QUARANTINE)?;
+    let mut finished = txn.open_table(FINISHED)?;
+    let mut damaged = Vec::new();
+    let mut done = Vec::new();
+    for item in jobs.iter()? {
+        let (seq, bytes) = item?;
+        match Entry::decode(bytes.value()) {
+            Ok(entry) if entry.outcome.is_some() => {
+                done.push((entry.finished_unix_ms, seq.value()));
+            }
+            Ok(_) => {}
+            Err(_) => damaged.push((seq.value(), bytes.value().to_vec())),
+        }
+    }
+    for (seq, bytes) in &damaged {
+        jobs.remove(*seq)?;
+        quarantine.insert(*seq, bytes.as_slice())?;
+    }
+    finished.retain(|_, ()| false)?;
+    for key in done {
+        finished.insert(key, ())?;
+    }
+    let compacted = forget_oldest(&mut jobs, &mut finished, |_, held| held > keep_finished)?;
+    Ok(Opened {
+        quarantined: damaged.into_iter().map(|(seq, _)| seq).collect(),
+        compacted,
+    })
+}
+
+/// Forgets finished entries, the oldest finished first, while `forget`
+/// says so of the oldest (when it finished, how many are held); returns
+/// the jobs forgotten.
+fn forget_oldest(
+    jobs: &mut redb::Table<u64, &'static [u8]>,
+    finished: &mut redb::Table<(u64, u64), ()>,
+    mut forget: impl FnMut(u64, u64) -> bool,
+) -> Result<Vec<u64>, redb::Error> {
+    let mut forgotten = Vec::new();
+    loop {
+        let oldest = finished.first()?.map(|(key, _)| key.value());
+        let Some((at, seq)) = oldest else { break };
+        if !forget(at, finished.len()?) {
+            break;
+        }
+        finished.remove((at, seq))?;
+        // Only finished jobs are indexed and job numbers are never reused,
+        // so this entry has its outcome; checked all the same, because
+        // forgetting a job that has not run would lose it.
+        let has_outcome = jobs
+            .get(seq)?
+            .is_some_and(|bytes| Entry::decode(bytes.value()).is_ok_and(|e| e.outcome.is_some()));
+        if has_outcome {
+            jobs.remove(seq)?;
+            forgotten.push(seq);
+        }
+    }
+    Ok(forgotten)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A limit the tests that are not about it never reach.
+    const KEEP: usize = 1000;
 
     fn request(n: u64) -> pb::SubmitProofRequest {
         pb::SubmitProofRequest {
@@ -292,7 +403,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("state/journal.redb");
         let (a, b) = {
-            let journal = Journal::open(&path).unwrap();
+            let journal = Journal::open(&path, KEEP).unwrap();
             assert!(journal.unfinished().unwrap().is_empty());
             let a = journal.accept(&request(1), 10).unwrap();
             let b = journal.accept(&request(2), 11).unwrap();
@@ -304,7 +415,7 @@ mod tests {
             journal.finish(a, 10, &done, 20).unwrap();
             (a, b)
         };
-        let journal = Journal::open(&path).unwrap();
+        let journal = Journal::open(&path, KEEP).unwrap();
         let pending = journal.unfinished().unwrap();
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].0, b);
@@ -324,7 +435,7 @@ mod tests {
         let path = dir.path().join("journal.redb");
         let marker = b"damaged-on-disk-marker";
         let (good, bad, later) = {
-            let journal = Journal::open(&path).unwrap();
+            let journal = Journal::open(&path, KEEP).unwrap();
             let good = journal.accept(&request(1), 1).unwrap();
             let bad = journal
                 .accept(
@@ -353,7 +464,7 @@ mod tests {
         assert!(hits > 0, "the entry was not found in the file");
         std::fs::write(&path, &bytes).unwrap();
 
-        let journal = Journal::open(&path).unwrap();
+        let journal = Journal::open(&path, KEEP).unwrap();
         assert_eq!(journal.quarantined(), &[bad]);
         assert_eq!(journal.quarantine_len().unwrap(), 1);
         let pending: Vec<u64> = journal
@@ -367,7 +478,7 @@ mod tests {
         // New jobs keep their own numbers; the quarantine stays set aside.
         assert!(journal.accept(&request(4), 4).unwrap() > later);
         drop(journal);
-        let journal = Journal::open(&path).unwrap();
+        let journal = Journal::open(&path, KEEP).unwrap();
         assert!(journal.quarantined().is_empty());
         assert_eq!(journal.quarantine_len().unwrap(), 1);
     }
@@ -375,16 +486,115 @@ mod tests {
     #[test]
     fn outcomes_expire() {
         let dir = tempfile::tempdir().unwrap();
-        let journal = Journal::open(&dir.path().join("j.redb")).unwrap();
+        let journal = Journal::open(&dir.path().join("j.redb"), KEEP).unwrap();
         let old = journal.accept(&request(1), 1).unwrap();
         let new = journal.accept(&request(2), 2).unwrap();
         let open = journal.accept(&request(3), 3).unwrap();
         let outcome = pb::AwaitProofResponse::default();
         journal.finish(old, 1, &outcome, 100).unwrap();
         journal.finish(new, 2, &outcome, 300).unwrap();
-        assert_eq!(journal.expire(200).unwrap(), 1);
+        assert_eq!(journal.expire(200).unwrap(), vec![old]);
         assert!(journal.get(old).unwrap().is_none());
         assert!(journal.get(new).unwrap().is_some());
         assert_eq!(journal.unfinished().unwrap()[0].0, open);
+        assert_eq!(journal.finished_len().unwrap(), 1);
+        assert!(journal.was_accepted(old).unwrap());
+        assert!(!journal.was_accepted(open + 1).unwrap());
+    }
+
+    /// Accepts `jobs` jobs at times 1, 2, ...; returns their numbers.
+    fn accept_jobs(journal: &Journal, jobs: u64) -> Vec<u64> {
+        (1..=jobs)
+            .map(|n| journal.accept(&request(n), n).unwrap())
+            .collect()
+    }
+
+    fn outcome(seq: u64) -> pb::AwaitProofResponse {
+        pb::AwaitProofResponse {
+            job_id: crate::jobs::job_id(seq),
+            status: pb::await_proof_response::Status::Completed as i32,
+            ..Default::default()
+        }
+    }
+
+    /// The jobs whose entries the journal holds, of `jobs`.
+    fn held(journal: &Journal, jobs: &[u64]) -> Vec<u64> {
+        let held = jobs.iter().filter(|&&s| journal.get(s).unwrap().is_some());
+        held.copied().collect()
+    }
+
+    #[test]
+    fn compaction_keeps_the_newest_finished_and_every_unfinished_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.redb");
+        let jobs = {
+            let journal = Journal::open(&path, 3).unwrap();
+            let jobs = accept_jobs(&journal, 8);
+            // Six finish, not in acceptance order: 7 first, 0 last; 2 and 5
+            // never do.
+            let mut forgotten = Vec::new();
+            for (at, &i) in [7, 1, 3, 4, 6, 0].iter().enumerate() {
+                let seq = jobs[i];
+                let at = 100 + at as u64;
+                forgotten.extend(journal.finish(seq, i as u64, &outcome(seq), at).unwrap());
+            }
+            // The three that finished first went, as the fourth, fifth and
+            // sixth were recorded.
+            assert_eq!(forgotten, vec![jobs[7], jobs[1], jobs[3]]);
+            assert_eq!(journal.finished_len().unwrap(), 3);
+            let kept = [jobs[0], jobs[4], jobs[6], jobs[2], jobs[5]];
+            assert_eq!(held(&journal, &jobs), sorted(&kept));
+            // A fetched outcome leaves the count: nothing more is forgotten
+            // when the next one finishes.
+            journal.remove(jobs[4]).unwrap();
+            assert!(journal
+                .finish(jobs[2], 2, &outcome(jobs[2]), 200)
+                .unwrap()
+                .is_empty());
+            jobs
+        };
+        // Reopened with a smaller limit: the oldest finished beyond it go
+        // at open, the unfinished one stays and is still to run.
+        let journal = Journal::open(&path, 2).unwrap();
+        assert_eq!(journal.compacted(), &[jobs[6]]);
+        assert_eq!(held(&journal, &jobs), vec![jobs[0], jobs[2], jobs[5]]);
+        let pending: Vec<u64> = journal.unfinished().unwrap().iter().map(|e| e.0).collect();
+        assert_eq!(pending, vec![jobs[5]]);
+        drop(journal);
+        let journal = Journal::open(&path, 2).unwrap();
+        assert!(journal.compacted().is_empty());
+        assert_eq!(held(&journal, &jobs), vec![jobs[0], jobs[2], jobs[5]]);
+    }
+
+    fn sorted(seqs: &[u64]) -> Vec<u64> {
+        let mut seqs = seqs.to_vec();
+        seqs.sort_unstable();
+        seqs
+    }
+
+    #[test]
+    fn a_journal_without_the_index_gets_one_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal.redb");
+        let jobs = {
+            let journal = Journal::open(&path, KEEP).unwrap();
+            let jobs = accept_jobs(&journal, 5);
+            for (at, &seq) in jobs[..4].iter().enumerate() {
+                journal
+                    .finish(seq, 0, &outcome(seq), 10 + at as u64)
+                    .unwrap();
+            }
+            // As a version before the index left it.
+            let txn = journal.db.begin_write().unwrap();
+            assert!(txn.delete_table(FINISHED).unwrap());
+            txn.commit().unwrap();
+            jobs
+        };
+        let journal = Journal::open(&path, 2).unwrap();
+        assert_eq!(journal.compacted(), &jobs[..2]);
+        assert_eq!(held(&journal, &jobs), jobs[2..].to_vec());
+        assert_eq!(journal.finished_len().unwrap(), 2);
+        assert_eq!(journal.expire(13).unwrap(), vec![jobs[2]]);
+        assert_eq!(held(&journal, &jobs), jobs[3..].to_vec());
     }
 }

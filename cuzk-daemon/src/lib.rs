@@ -1,7 +1,7 @@
 //! The cuzk proving service: a long-running daemon around
 //! [`cuzk_engine::Engine`] that speaks `cuzk.v1.ProvingEngine` (the gRPC
 //! protocol of Curio's cuzk client) over TCP or a unix socket, serves
-//! `/metrics` and `/healthz` over HTTP, and keeps a journal of every job it
+//! `/metrics`, `/healthz` and `/status` over HTTP, and keeps a journal of every job it
 //! accepts so that a crash or restart loses none.
 //!
 //! A job goes: `SubmitProof` checks it ([`kinds::job_spec`], the one place
@@ -72,6 +72,7 @@ pub mod metrics;
 mod runner;
 mod server;
 mod service;
+mod status;
 
 pub use config::{DaemonConfig, ListenAddr};
 pub use error::{error_chain, DaemonError};

@@ -25,6 +25,11 @@ use crate::keys::KeyStatus;
 /// The content type of [`Metrics::render`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
+/// The `reason` of outcomes forgotten after `result_ttl_secs`.
+pub const COMPACTED_EXPIRED: &str = "expired";
+/// The `reason` of outcomes forgotten beyond `journal_keep_finished`.
+pub const COMPACTED_OVER_LIMIT: &str = "over_limit";
+
 /// The kinds every per-kind gauge reports, zero included.
 const KINDS: [&str; 6] = [
     "porep",
@@ -129,8 +134,37 @@ pub struct Gauges {
     pub keys: Vec<KeyStatus>,
     /// Pinned host memory kept for reuse, and the limit.
     pub host_pool: (u64, u64),
+    /// This process's memory, the machine's, and the engine's budget.
+    pub host_memory: HostMemory,
     /// Since the daemon started.
     pub uptime: Duration,
+}
+
+/// Host memory as Linux reports it (`None` where `/proc` does not say), and
+/// the engine's budget for its partitions.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostMemory {
+    /// The daemon's resident memory now (VmRSS).
+    pub resident_bytes: Option<u64>,
+    /// The daemon's peak resident memory since start (VmHWM).
+    pub peak_resident_bytes: Option<u64>,
+    /// What the machine can still give without swapping (MemAvailable).
+    pub available_bytes: Option<u64>,
+    /// The engine's host-memory budget and how often partitions waited
+    /// for it.
+    pub budget: cuzk_engine::host::Budget,
+}
+
+impl HostMemory {
+    /// The figures now, with the budget of `engine` (none without one).
+    pub fn read(engine: Option<&cuzk_engine::Engine>) -> Self {
+        Self {
+            resident_bytes: cuzk_engine::host::rss_bytes(),
+            peak_resident_bytes: cuzk_engine::host::peak_rss_bytes(),
+            available_bytes: cuzk_engine::host::available_bytes(),
+            budget: engine.map(|e| e.host_memory()).unwrap_or_default(),
+        }
+    }
 }
 
 /// Every metric the daemon exports.
@@ -141,6 +175,7 @@ pub struct Metrics {
     rejected: Family<ReasonLabels, Counter>,
     recovered: Counter,
     quarantined: Counter,
+    compacted: Family<ReasonLabels, Counter>,
     checks_running: Gauge,
     checks_peak: Gauge,
     partitions: Family<KindLabels, Counter>,
@@ -185,6 +220,7 @@ impl Metrics {
             rejected: Family::default(),
             recovered: Counter::default(),
             quarantined: Counter::default(),
+            compacted: Family::default(),
             checks_running: Gauge::default(),
             checks_peak: Gauge::default(),
             partitions: Family::default(),
@@ -210,6 +246,10 @@ impl Metrics {
             uptime: Gauge::default(),
             seen_locks: Mutex::default(),
         };
+        // Both reasons from the start, so that a rate over them is defined.
+        for reason in [COMPACTED_EXPIRED, COMPACTED_OVER_LIMIT] {
+            let _ = metrics.compacted.get_or_create(&ReasonLabels { reason });
+        }
         metrics.register_all()
     }
 
@@ -251,6 +291,12 @@ impl Metrics {
             "journal_quarantined",
             "Journal entries found damaged at start and set aside, not run",
             self.quarantined.clone(),
+        );
+        r.register(
+            "journal_compacted",
+            "Outcomes nobody fetched, forgotten by the journal: expired \
+             (result_ttl_secs) or over_limit (journal_keep_finished)",
+            self.compacted.clone(),
         );
         r.register(
             "partitions_proven",
@@ -399,6 +445,14 @@ impl Metrics {
         self.quarantined.inc_by(entries as u64);
     }
 
+    /// Finished journal entries forgotten, for `reason`
+    /// ([`COMPACTED_EXPIRED`] or [`COMPACTED_OVER_LIMIT`]).
+    pub fn compacted(&self, reason: &'static str, entries: usize) {
+        self.compacted
+            .get_or_create(&ReasonLabels { reason })
+            .inc_by(entries as u64);
+    }
+
     /// A submission was refused with gRPC code `reason` (snake case).
     pub fn rejected(&self, reason: &'static str) {
         self.rejected.get_or_create(&ReasonLabels { reason }).inc();
@@ -509,14 +563,12 @@ impl Metrics {
         self.host_pool_bytes.set(gauges.host_pool.0 as i64);
         self.host_pool_limit.set(gauges.host_pool.1 as i64);
         self.uptime.set(gauges.uptime.as_secs_f64());
-        // Read at render time: the kernel keeps these figures (0 where
-        // /proc does not say).
+        // 0 where /proc does not say.
         let bytes = |figure: Option<u64>| figure.map_or(0, |b| b as i64);
-        self.resident.set(bytes(cuzk_engine::host::rss_bytes()));
-        self.peak_resident
-            .set(bytes(cuzk_engine::host::peak_rss_bytes()));
-        self.host_available
-            .set(bytes(cuzk_engine::host::available_bytes()));
+        let host = &gauges.host_memory;
+        self.resident.set(bytes(host.resident_bytes));
+        self.peak_resident.set(bytes(host.peak_resident_bytes));
+        self.host_available.set(bytes(host.available_bytes));
     }
 
     /// NVML's figures: a series only for what it measured, so that an

@@ -17,8 +17,8 @@ use crate::pb::await_proof_response::Status as JobStatus;
 
 /// Hands queued jobs to the engine, best rank first, while a place in the
 /// window is free; stops when the daemon starts draining.
-pub(crate) async fn dispatch(daemon: Arc<Daemon>, window: usize) {
-    let places = Arc::new(Semaphore::new(window));
+pub(crate) async fn dispatch(daemon: Arc<Daemon>) {
+    let places = Arc::new(Semaphore::new(daemon.engine_jobs));
     loop {
         let next = async {
             let place = Arc::clone(&places).acquire_owned().await;

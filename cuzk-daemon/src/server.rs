@@ -22,6 +22,7 @@ use tokio_stream::StreamExt;
 use crate::daemon::{unix_ms, Daemon, Lifecycle};
 use crate::journal::Journal;
 use crate::kinds::Circuit;
+use crate::metrics::COMPACTED_EXPIRED;
 use crate::pb::proving_engine_server::ProvingEngineServer;
 use crate::service::Service;
 use crate::{DaemonConfig, DaemonError, ListenAddr};
@@ -62,7 +63,6 @@ pub struct Server {
     grpc: GrpcListener,
     grpc_addr: ListenAddr,
     http: Option<TcpListener>,
-    window: usize,
 }
 
 fn io_error(what: String) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -76,10 +76,10 @@ impl Server {
         config.validate()?;
         point_filecoin_proofs_at(&config.fil_param_dir());
         let engine_config = config.engine_config()?;
-        let window = config.engine_jobs(&engine_config);
-        let journal_path = config.journal_path();
+        let (journal_path, keep_finished) = (config.journal_path(), config.journal_keep_finished);
         let (engine, journal) = tokio::task::spawn_blocking(move || {
-            Ok::<_, DaemonError>((Engine::new(engine_config)?, Journal::open(&journal_path)?))
+            let journal = Journal::open(&journal_path, keep_finished)?;
+            Ok::<_, DaemonError>((Engine::new(engine_config)?, journal))
         })
         .await
         .expect("starting the engine panicked")?;
@@ -90,7 +90,7 @@ impl Server {
                 .await
                 .expect("reading the journal panicked")?
         };
-        tracing::info!(recovered, window, "journal read");
+        tracing::info!(recovered, engine_jobs = daemon.engine_jobs, "journal read");
         for id in daemon.config.preload.clone() {
             let circuit = Circuit::parse(&id)?;
             daemon
@@ -116,7 +116,6 @@ impl Server {
             grpc,
             grpc_addr,
             http,
-            window,
         })
     }
 
@@ -138,7 +137,6 @@ impl Server {
             grpc,
             grpc_addr,
             http,
-            window,
         } = self;
         let stopped = {
             let daemon = Arc::clone(&daemon);
@@ -173,7 +171,7 @@ impl Server {
                     .await
             })
         });
-        tokio::spawn(crate::runner::dispatch(Arc::clone(&daemon), window));
+        tokio::spawn(crate::runner::dispatch(Arc::clone(&daemon)));
         tokio::spawn(expire_outcomes(Arc::clone(&daemon)));
         tracing::info!(grpc = %grpc_addr, "serving");
         shutdown.await;
@@ -255,8 +253,7 @@ async fn expire_outcomes(daemon: Arc<Daemon>) {
         let cutoff = unix_ms().saturating_sub(ttl.as_millis() as u64);
         let journal = Arc::clone(&daemon.journal);
         match tokio::task::spawn_blocking(move || journal.expire(cutoff)).await {
-            Ok(Ok(0)) => {}
-            Ok(Ok(expired)) => tracing::info!(expired, "unfetched outcomes expired"),
+            Ok(Ok(expired)) => daemon.forgotten(COMPACTED_EXPIRED, &expired),
             Ok(Err(err)) => {
                 tracing::warn!(error = %crate::error::error_chain(&err), "expiry failed")
             }

@@ -221,8 +221,8 @@ async fn a_journaled_filecoin_job_runs_after_a_restart() {
     let request = window_post();
     // A job accepted by a daemon that died before proving it.
     let seq = {
-        let journal =
-            cuzk_daemon::journal::Journal::open(&dir.path().join("journal.redb")).unwrap();
+        let path = dir.path().join("journal.redb");
+        let journal = cuzk_daemon::journal::Journal::open(&path, 10).unwrap();
         journal.accept(&request, 1).unwrap()
     };
     let daemon = Daemon::start(daemon_config(dir.path(), "127.0.0.1:0")).await;

@@ -1,7 +1,8 @@
 //! The daemon over real sockets (a unix socket and loopback TCP): proofs of
 //! the synthetic kinds verify, malformed requests get the error that names
 //! the problem and the daemon carries on, keys load and evict, `/metrics`
-//! parses and counts what ran.
+//! parses and counts what ran, `/status` reports it, and the journal
+//! forgets outcomes nobody fetched.
 
 mod common;
 
@@ -425,6 +426,134 @@ async fn preload_and_evict_load_and_free_keys() {
     daemon.stop().await;
 }
 
+/// `/status`, parsed.
+fn status_json(daemon: &Daemon) -> serde_json::Value {
+    let (code, content_type, body) = http_get(daemon.metrics.expect("served"), "/status");
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(content_type, "application/json");
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{e}: {body}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_reports_jobs_memory_devices_and_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path(), "127.0.0.1:0");
+    config.engine_jobs = Some(3);
+    config.max_jobs = 7;
+    config.engine.host_memory_limit = Some("64GiB".to_owned());
+    let daemon = Daemon::start(config).await;
+    let mut client = daemon.client().await;
+
+    let before = status_json(&daemon);
+    assert_eq!(before["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(before["accepting_jobs"], true);
+    assert_eq!(before["jobs"]["finished"]["completed"], 0);
+    assert_eq!(before["keys"].as_array().unwrap().len(), 0);
+
+    let outcome = prove(&mut client, synthetic(mul(24), 2, 1)).await;
+    assert_verifies(&daemon.params(mul(24)), mul(24), 1, 2, &outcome);
+    let after = status_json(&daemon);
+    let jobs = &after["jobs"];
+    assert_eq!(jobs["finished"]["completed"], 1, "{after}");
+    assert_eq!(jobs["finished"]["failed"], 0);
+    for (field, value) in [
+        ("queued", 0),
+        ("running", 0),
+        ("max_jobs", 7),
+        ("engine_jobs", 3),
+    ] {
+        assert_eq!(jobs[field], value, "{field}");
+    }
+    let partitions = &after["engine_partitions"];
+    assert_eq!(partitions["to_synthesize"], 0);
+    assert_eq!(partitions["to_prove"], 0);
+    assert!(after["uptime_seconds"].as_f64().unwrap() > 0.0);
+
+    let host = &after["host_memory"];
+    assert_eq!(host["budget_bytes"], 64u64 << 30, "{host}");
+    assert_eq!(host["budget_waits"], 0);
+    if cfg!(target_os = "linux") {
+        let resident = host["process_resident_bytes"].as_u64().unwrap();
+        let peak = host["process_peak_resident_bytes"].as_u64().unwrap();
+        assert!(resident > 1 << 20 && peak >= resident, "{host}");
+        assert!(host["available_bytes"].as_u64().unwrap() > 0);
+    }
+
+    // The CPU backend: the lock was taken once per partition; NVML's
+    // figures are null, not 0.
+    let devices = after["devices"].as_array().unwrap();
+    assert_eq!(devices.len(), 1, "{after}");
+    let device = &devices[0];
+    assert_eq!(device["backend"], "cpu");
+    assert_eq!(device["up"], true);
+    assert!(device["retired_error"].is_null());
+    assert_eq!(device["lock_acquisitions"], 2);
+    assert!(device["lock_held_seconds"].as_f64().unwrap() > 0.0);
+    assert!(device["memory_free_bytes"].is_null() && device["utilization_percent"].is_null());
+
+    // The same figures as GetStatus.
+    let grpc = status(&mut client).await;
+    assert_eq!(grpc.total_proofs_completed, 1);
+    let keys = after["keys"].as_array().unwrap();
+    assert_eq!(keys.len(), 1);
+    assert_eq!(keys[0]["circuit"], "mul-chain/24");
+    assert_eq!(keys[0]["jobs"], 0);
+    assert_eq!(keys[0]["size_bytes"], grpc.loaded_srs[0].size_bytes);
+    assert!(grpc.loaded_srs[0].size_bytes > 0);
+    daemon.stop().await;
+}
+
+/// Waits until the daemon has recorded `completed` outcomes.
+async fn completed(client: &mut cuzk_daemon::client::Client, completed: u64) {
+    for _ in 0..1000 {
+        if status(client).await.total_proofs_completed >= completed {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{completed} jobs never completed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_journal_keeps_the_newest_unfetched_outcomes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = config(dir.path(), "127.0.0.1:0");
+    config.journal_keep_finished = 1;
+    let daemon = Daemon::start(config).await;
+    let mut client = daemon.client().await;
+    let first = submit(&mut client, synthetic(mul(16), 1, 0)).await;
+    completed(&mut client, 1).await;
+    let second = submit(&mut client, synthetic(mul(16), 1, 1)).await;
+    completed(&mut client, 2).await;
+
+    // The second outcome pushed the first out: its job reads as expired.
+    let request = |job_id: &str| pb::AwaitProofRequest {
+        job_id: job_id.to_owned(),
+        timeout_ms: 1,
+    };
+    let err = client.await_proof(request(&first)).await.unwrap_err();
+    assert_eq!(err.code(), Code::NotFound, "{err}");
+    let message = err.message();
+    assert!(message.contains("no longer held"), "{message}");
+    assert!(message.contains("journal_keep_finished = 1"), "{message}");
+    let outcome = await_job(&mut client, &second).await;
+    assert_verifies(&daemon.params(mul(16)), mul(16), 1, 1, &outcome);
+    let err = client.await_proof(request("job-99")).await.unwrap_err();
+    assert!(
+        err.message().contains("never accepted"),
+        "{}",
+        err.message()
+    );
+
+    let (_, _, text) = http_get(daemon.metrics.unwrap(), "/metrics");
+    let samples = parse_metrics(&text);
+    let compacted =
+        |reason: &str| samples[&format!(r#"cuzk_journal_compacted_total{{reason="{reason}"}}"#)];
+    assert_eq!(compacted("over_limit"), 1.0);
+    assert_eq!(compacted("expired"), 0.0);
+    daemon.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unfetched_outcomes_expire() {
     let dir = tempfile::tempdir().unwrap();
@@ -450,6 +579,12 @@ async fn unfetched_outcomes_expire() {
     assert_eq!(
         client.await_proof(request).await.unwrap_err().code(),
         Code::NotFound
+    );
+    let (_, _, text) = http_get(daemon.metrics.unwrap(), "/metrics");
+    let samples = parse_metrics(&text);
+    assert_eq!(
+        samples[r#"cuzk_journal_compacted_total{reason="expired"}"#],
+        1.0
     );
     daemon.stop().await;
 }
