@@ -152,10 +152,8 @@ impl GateState {
     /// Forgets what `pending` may still allocate and the blocks promised.
     fn settle(&mut self, pending: &Pending) {
         self.outstanding = self.outstanding.saturating_sub(pending.bytes);
-        if pending.blocks > 0 {
-            if let Some(promised) = self.promised.get_mut(&pending.block) {
-                *promised = promised.saturating_sub(pending.blocks);
-            }
+        if let Some(promised) = self.promised.get_mut(&pending.block) {
+            *promised = promised.saturating_sub(pending.blocks);
         }
     }
 }

@@ -140,12 +140,9 @@ impl SectorSize {
         5 + self.index()
     }
 
-    /// PoRep's porep_id for the V1_1 registered seal proof: its number as a
-    /// little-endian u64 in bytes 0..8.
+    /// PoRep's porep_id for the V1_1 registered seal proof.
     pub fn porep_id(self) -> [u8; 32] {
-        let mut id = [0u8; 32];
-        id[..8].copy_from_slice(&self.seal_proof_v1_1().to_le_bytes());
-        id
+        porep_id(self.seal_proof_v1_1())
     }
 
     /// filecoin-proofs' PoRep configuration for the V1_1 registered seal
@@ -385,30 +382,28 @@ impl RegisteredProof {
     /// file but its own porep_id and challenges. Other proofs are refused as
     /// [`Self::check_proven`] refuses them.
     pub fn porep_config(&self) -> Result<PoRepConfig, FilecoinError> {
-        let proof = self.check_proven()?;
-        let mut porep_id = [0u8; 32];
-        porep_id[..8].copy_from_slice(&proof.number().to_le_bytes());
-        match (proof.kind, proof.version) {
-            (ProofKind::PoRep, ProofVersion::V1_1) => Ok(proof.size.porep_config()),
-            (ProofKind::PoRep, ProofVersion::SyntheticPoRep) => {
-                PoRepConfig::new_groth16_with_features(
-                    proof.size.bytes(),
-                    porep_id,
-                    ApiVersion::V1_2_0,
-                    vec![ApiFeature::SyntheticPoRep],
-                )
-                .map_err(FilecoinError::Upstream)
-            }
-            _ => Err(FilecoinError::Unsupported {
-                proof: proof.to_string(),
-                instead: RegisteredProof::proven(ProofKind::PoRep, proof.size).to_string(),
-            }),
+        if self.kind != ProofKind::PoRep {
+            return Err(crate::error::bad(
+                "registered proof",
+                format!("{self} is not a seal proof"),
+            ));
+        }
+        match self.check_proven()?.version {
+            ProofVersion::SyntheticPoRep => PoRepConfig::new_groth16_with_features(
+                self.size.bytes(),
+                porep_id(self.number()),
+                ApiVersion::V1_2_0,
+                vec![ApiFeature::SyntheticPoRep],
+            )
+            .map_err(FilecoinError::Upstream),
+            // check_proven leaves V1_1 alone of the other seal proofs.
+            _ => Ok(self.size.porep_config()),
         }
     }
 
     /// Itself, if cuzk proves it; otherwise an error saying which proof it
-    /// is and which cuzk proves instead (a synthetic or non-interactive
-    /// PoRep, a V1 seal proof, a V1 WindowPoSt).
+    /// is and which cuzk proves instead (a non-interactive PoRep, a V1 seal
+    /// proof, a V1 WindowPoSt).
     pub fn check_proven(self) -> Result<Self, FilecoinError> {
         if self.is_proven() {
             return Ok(self);
@@ -425,6 +420,14 @@ impl fmt::Display for RegisteredProof {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.name(), self.number())
     }
+}
+
+/// A seal proof's porep_id: its registered number as a little-endian u64
+/// in bytes 0..8, a zero nonce, zeros after.
+fn porep_id(seal_proof: u64) -> [u8; 32] {
+    let mut id = [0u8; 32];
+    id[..8].copy_from_slice(&seal_proof.to_le_bytes());
+    id
 }
 
 fn family(kind: ProofKind) -> &'static str {

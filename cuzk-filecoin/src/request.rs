@@ -155,12 +155,7 @@ impl FilecoinRequest {
         proof: RegisteredProof,
         ids: SealIds,
     ) -> Result<Self, FilecoinError> {
-        if proof.kind != ProofKind::PoRep {
-            return Err(crate::error::bad(
-                "registered proof",
-                format!("{proof} is not a seal proof"),
-            ));
-        }
+        // A proof of another kind fails its porep_config.
         Self::porep_request(c1, Some(proof.size), Some(proof), ids)
     }
 

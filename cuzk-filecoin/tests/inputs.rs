@@ -319,6 +319,9 @@ fn registered_proof_numbers_are_go_state_types() {
     );
     // Synthetic PoRep: its own porep_id (its number) and the feature, the
     // interactive proof's partitions.
+    let winning = RegisteredProof::proven(ProofKind::WinningPoSt, SectorSize::S2KiB);
+    let e = winning.porep_config().unwrap_err().to_string();
+    assert!(e.contains("is not a seal proof"), "{e}");
     let synthetic = RegisteredProof::from_number(ProofKind::PoRep, 13).unwrap();
     assert!(synthetic.check_proven().is_ok());
     let config = synthetic.porep_config().unwrap();

@@ -231,7 +231,7 @@ impl HostPool {
             };
             self.give(block);
         }
-        self.lock().by_size.get(&bytes).map_or(0, VecDeque::len)
+        self.kept_blocks(bytes)
     }
 
     pub(crate) fn stats(&self) -> HostPoolStats {
