@@ -177,8 +177,14 @@ stale() {
 }
 
 HEADERS=("$ROOT"/native/cuda/*.cuh "$ROOT"/native/include/cuzk/cuda/*.hpp "$ROOT"/native/include/cuzk/check.hpp)
-# The heaviest first: msm.cu takes most of the time.
-for unit in msm msm_table g2 fixed_base ntt device host_memory; do
+# Every native/cuda/*.cu, as supraseal-c2's build.rs compiles them; the
+# heaviest first: msm.cu takes most of the time.
+UNITS=(msm msm_table)
+for src in "$ROOT"/native/cuda/*.cu; do
+    unit=$(basename "$src" .cu)
+    case " ${UNITS[*]} " in *" $unit "*) ;; *) UNITS+=("$unit") ;; esac
+done
+for unit in "${UNITS[@]}"; do
     src="$ROOT/native/cuda/$unit.cu"
     if stale "$OBJ/$unit.o" "$src" "${HEADERS[@]}"; then
         job "$unit" nvcc "${NVFLAGS[@]}" -c "$src" -o "$OBJ/$unit.o"
@@ -198,8 +204,9 @@ wait_all
 
 LIB="$BUILD/lib/libcuzk_cuda.a"
 rm -f "$LIB"
-ar rcs "$LIB" "$OBJ/device.o" "$OBJ/fixed_base.o" "$OBJ/g2.o" "$OBJ/host_memory.o" "$OBJ/msm.o" \
-    "$OBJ/msm_table.o" "$OBJ/ntt.o"
+OBJS=()
+for unit in "${UNITS[@]}"; do OBJS+=("$OBJ/$unit.o"); done
+ar rcs "$LIB" "${OBJS[@]}"
 
 LDLIBS=(-L"$CUDA_HOME/lib" -lcudart_static -ldl -lrt -lpthread -static-libstdc++ -static-libgcc)
 g++ -o "$TESTS/cuzk-cuda-harness" "$OBJ/harness.o" "$LIB" "$OBJ/blst_server.o" \

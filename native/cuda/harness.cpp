@@ -1296,6 +1296,79 @@ void test_ones_kernels(cuda_device_t& dev, rng_t& rng)
     dev.set_ones_kernel(before);
 }
 
+// The G2 MSM over gathered points (B_G2's tail in the kernel region):
+// indices with repeats, every scalar pattern, a length past one gathered
+// chunk (2^22 terms), each against the closed form; then a bad index.
+void test_g2_msm(cuda_device_t& dev, rng_t& rng)
+{
+    std::printf("== G2 MSM over a gathered subset\n");
+    const size_t N = 70001;
+    progression2_t pr = make_progression2(N, rng);
+    guarded("G2 gather msm", [&] {
+        cuda_g2_points_t P2(dev, pr.points.data(), N);
+        struct run_t {
+            size_t n;
+            int pattern;
+        };
+        const run_t runs[] = {{1, 0}, {17, 3}, {1000, 3}, {50000, 0}, {50000, 4},
+                              {4096, 1}, {4096, 2}, {(size_t(1) << 22) + 4097, 3}};
+        for (const run_t& r : runs) {
+            std::vector<uint32_t> idx(r.n);
+            for (auto& i : idx)
+                i = static_cast<uint32_t>(rng.below(N));
+            const auto s = scalars_pattern(r.n, r.pattern, rng);
+            std::vector<blst_scalar> canon(r.n);
+            parallel_for(r.n, [&](size_t b, size_t e, unsigned) {
+                for (size_t k = b; k < e; k++)
+                    canon[k] = fr_to_scalar(s[k]);
+            });
+            // sum_k s_k P_{idx_k} = (sum s_k) B + (sum idx_k s_k) S
+            const unsigned T = hw_threads();
+            std::vector<blst_fr> s1(T, fr_zero()), s2(T, fr_zero());
+            parallel_for(r.n, [&](size_t b, size_t e, unsigned t) {
+                blst_fr a = fr_zero(), c = fr_zero();
+                for (size_t k = b; k < e; k++) {
+                    a = fr_add(a, s[k]);
+                    c = fr_add(c, fr_mul(fr_u64(idx[k]), s[k]));
+                }
+                s1[t] = a;
+                s2[t] = c;
+            });
+            blst_fr a = fr_zero(), c = fr_zero();
+            for (unsigned t = 0; t < T; t++) {
+                a = fr_add(a, s1[t]);
+                c = fr_add(c, s2[t]);
+            }
+            blst_p2 want = p2_mult(pr.B, a);
+            const blst_p2 sc = p2_mult(pr.S, c);
+            blst_p2_add_or_double(&want, &want, &sc);
+            blst_p2 got;
+            const double t0 = now_ms();
+            cuda_msm_gather(got, P2, idx.data(), canon.data(), r.n);
+            const double ms = now_ms() - t0;
+            check(blst_p2_is_equal(&got, &want), "G2 gather msm n=" + std::to_string(r.n) + ", " +
+                                                     pattern_name[r.pattern] + " scalars");
+            if (r.n > 100000)
+                std::printf("   G2 gather msm of %zu terms: %.1f ms\n", r.n, ms);
+        }
+        std::vector<uint32_t> bad = {0, 1, static_cast<uint32_t>(N)};
+        std::vector<blst_scalar> c(3, fr_to_scalar(fr_u64(3)));
+        blst_p2 got;
+        bool threw = false;
+        try {
+            cuda_msm_gather(got, P2, bad.data(), c.data(), 3);
+        } catch (const std::invalid_argument&) {
+            threw = true;
+        }
+        check(threw, "G2 gather msm: an out-of-range index throws std::invalid_argument");
+        cuda_msm_gather(got, P2, bad.data(), c.data(), 2);
+        blst_p2 want = p2_mult(pr.B, fr_u64(6));
+        const blst_p2 sc = p2_mult(pr.S, fr_u64(3));
+        blst_p2_add_or_double(&want, &want, &sc);
+        check(blst_p2_is_equal(&got, &want), "G2 gather msm: the context still works after that");
+    });
+}
+
 // ---------------------------------------------------------------- bench
 
 void bench(cuda_device_t& dev, rng_t& rng, unsigned max_log, bool sweep, bool table_sweep)
@@ -1727,6 +1800,7 @@ int main(int argc, char** argv)
             test_msm(dev, rng);
             test_device_terms(dev, rng);
             test_ones_kernels(dev, rng);
+            test_g2_msm(dev, rng);
             test_msm_table(dev, rng);
             test_h(dev, rng);
             std::printf("tests: %.1f s\n", (now_ms() - t0) / 1000);

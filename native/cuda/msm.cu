@@ -1,21 +1,26 @@
 // G1 MSM (sppark's msm_t, XYZZ buckets) and batch addition over
-// device-resident point sets; the point sets themselves.
+// device-resident point sets; the point sets themselves; the G2 MSM of
+// B_G2's tail (at the end).
 
 #include "blst_compat.cuh"
 
 // msm_t::invoke returns its errors with a malloc'ed message we free.
 #define TAKE_RESPONSIBILITY_FOR_ERROR_MESSAGE
 #include "sppark_g1.cuh"
+#include <ff/bls12-381-fp2.hpp>
 #include <msm/pippenger.cuh>
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 #include "cuda_ok.cuh"
 #include "device_impl.cuh"
 #include "batch_add.cuh"
+#include "gather.cuh"
 #include "cuzk/check.hpp"
+#include "cuzk/cuda/g2.hpp"
 #include "cuzk/cuda/msm.hpp"
 #include "cuzk/cuda/points.hpp"
 
@@ -30,27 +35,6 @@ using affine_mem_t = affine_t::mem_t;
 constexpr size_t max_points = size_t(1) << 31;  // sppark keeps a sign in bit 31
 constexpr unsigned words_per_point = sizeof(blst_p1_affine) / 16;
 constexpr unsigned sum_threads = 128;
-
-// out[i] = in[idx[i] - base], one 16-byte word per thread; an index out of
-// range (below base, or at limit + base and above) raises *bad and leaves its
-// point unwritten.
-__global__ void gather_points(uint4* __restrict__ out, const uint4* __restrict__ in,
-                              const uint32_t* __restrict__ idx, uint32_t base, size_t n,
-                              uint32_t limit, uint32_t* bad)
-{
-    const size_t total = n * words_per_point;
-    for (size_t t = blockIdx.x * size_t(blockDim.x) + threadIdx.x; t < total;
-         t += size_t(gridDim.x) * blockDim.x) {
-        const size_t point = t / words_per_point;
-        const uint32_t word = static_cast<uint32_t>(t % words_per_point);
-        const uint32_t src = idx[point] - base;  // wraps when below base
-        if (src >= limit) {
-            *bad = 1;
-            continue;
-        }
-        out[t] = in[size_t(src) * words_per_point + word];
-    }
-}
 
 __global__ void check_indices(const uint32_t* __restrict__ idx, size_t n, uint32_t limit,
                               uint32_t* bad)
@@ -104,13 +88,6 @@ blst_p1 infinity()
     blst_p1 out;
     std::memset(&out, 0, sizeof(out));
     return out;
-}
-
-unsigned grid_for(const cuda_device_t::impl_t& impl, size_t items, unsigned block)
-{
-    const size_t blocks = (items + block - 1) / block;
-    const size_t cap = size_t(impl.info.sm_count) * 8;
-    return static_cast<unsigned>(blocks < cap ? (blocks ? blocks : 1) : cap);
 }
 
 // The window bias cuzk uses when none is set (msm_bias_auto). sppark picks
@@ -189,23 +166,6 @@ void run_msm(blst_p1& out, cuda_device_t::impl_t& impl, const void* d_points,
     std::memcpy(&out, &result, sizeof(out));
 }
 
-// Uploads n indices into scratch at `at` on stream 0 (pageable lists through
-// the pinned host staging); returns the device address. The caller waits
-// for stream 0 before the staging is used again.
-uint32_t* upload_indices(cuda_device_t::impl_t& impl, char* at, const uint32_t* indices, size_t n)
-{
-    auto* d_idx = reinterpret_cast<uint32_t*>(at);
-    const size_t bytes = n * sizeof(uint32_t);
-    const void* src = indices;
-    if (impl.stage_pageable && bytes >= (size_t(1) << 20) && !cuda_is_pinned(indices)) {
-        void* staged = impl.host_staging_at_least(bytes);
-        parallel_copy(staged, indices, bytes);
-        src = staged;
-    }
-    CUZK_CUDA_OK(cudaMemcpyAsync(d_idx, src, bytes, cudaMemcpyHostToDevice, impl.stream(0)));
-    return d_idx;
-}
-
 // Sums `nbuckets` buckets at d_buckets on stream 0 and returns the total.
 blst_p1 finish_sum(cuda_device_t::impl_t& impl, bucket_mem_t* d_buckets, uint32_t nbuckets,
                    bucket_mem_t* d_total)
@@ -221,15 +181,6 @@ blst_p1 finish_sum(cuda_device_t::impl_t& impl, bucket_mem_t* d_buckets, uint32_
     return xyzz_to_jacobian(xyzz);
 }
 
-void require_no_bad_index(cuda_device_t::impl_t& impl, const uint32_t* d_bad)
-{
-    uint32_t bad = 0;
-    CUZK_CUDA_OK(cudaMemcpyAsync(&bad, d_bad, sizeof(bad), cudaMemcpyDeviceToHost,
-                                 impl.stream(0)));
-    CUZK_CUDA_OK(cudaStreamSynchronize(impl.stream(0)));
-    CUZK_REQUIRE(bad == 0, "cuda: a point index is out of range");
-}
-
 // Gathers points[d_idx[i] - base] (device indices) into `at` (device
 // memory with room for n points and one more word) on stream 0, and waits.
 const affine_t* gather(const cuda_points_t& points, const uint32_t* d_idx, uint32_t base, size_t n,
@@ -240,7 +191,7 @@ const affine_t* gather(const cuda_points_t& points, const uint32_t* d_idx, uint3
     auto* d_pts = reinterpret_cast<uint4*>(at);
     auto* d_bad = reinterpret_cast<uint32_t*>(at + pts_bytes);
     CUZK_CUDA_OK(cudaMemsetAsync(d_bad, 0, sizeof(uint32_t), impl.stream(0)));
-    gather_points<<<grid_for(impl, n * words_per_point, 256), 256, 0, impl.stream(0)>>>(
+    gather_points<words_per_point><<<grid_for(impl, n * words_per_point, 256), 256, 0, impl.stream(0)>>>(
         d_pts, static_cast<const uint4*>(points.device_data()), d_idx, base, n,
         static_cast<uint32_t>(points.size()), d_bad);
     CUZK_CUDA_LAUNCHED(gather_points);
@@ -514,6 +465,131 @@ void cuda_batch_add_bitmap_on_device(blst_p1& out, const cuda_points_t& points,
     impl.select();
     char* at = static_cast<char*>(impl.scratch_at_least(bitmap_sum_bytes(impl, nbits)));
     out = bitmap_sum(points, d_bitmap, nbits, at);
+}
+
+}  // namespace cuzk
+
+// ------------------------------------------------------------ G2 MSM
+//
+// sppark's msm_t over XYZZ buckets of Fp2 (two threads per Fp2 element), on
+// points gathered from the key's resident B_G2 points: B_G2's tail (the
+// terms whose scalar is neither 0 nor 1) in the kernel region, which on
+// real circuits otherwise keeps the CPU busy for most of a partition's
+// epilogue. Here and not in g2.cu: pippenger.cuh defines kernels that are
+// not templates, which a second translation unit would define again.
+
+namespace cuzk {
+
+namespace {
+
+using point_g2_t = jacobian_t<fp2_t>;
+using bucket_g2_t = xyzz_t<fp2_t>;
+using affine_g2_t = bucket_g2_t::affine_t;
+using msm_g2_t = msm_t<bucket_g2_t, point_g2_t, affine_g2_t, scalar_t>;
+
+#ifndef __CUDA_ARCH__  // on the device an Fp2 element is split over two threads
+static_assert(sizeof(point_g2_t) == sizeof(blst_p2), "Jacobian G2 size");
+#endif
+static_assert(sizeof(affine_g2_t::mem_t) == sizeof(blst_p2_affine), "affine G2 (device) size");
+static_assert(sizeof(blst_p2_affine) % 16 == 0, "affine G2 points copy as 16-byte words");
+
+constexpr unsigned words_per_g2_point = sizeof(blst_p2_affine) / 16;
+// Terms per gathered chunk: bounds the scratch (192 bytes a point, 768 MiB
+// a chunk) whatever the tail's length.
+constexpr size_t chunk_terms = size_t(1) << 22;
+
+size_t gather_g2_bytes(size_t n) { return align256(n * sizeof(blst_p2_affine)) + 256; }
+
+blst_p2 infinity_g2()
+{
+    blst_p2 p;
+    std::memset(&p, 0, sizeof(p));
+    return p;
+}
+
+// sum_k d_scalars[k] * points[d_idx[k] - base] over k < n, canonical
+// scalars, all on the device; `at`: scratch of gather_g2_bytes(min(n,
+// chunk_terms)). Chunk by chunk: gather, then sppark's MSM.
+blst_p2 gathered_msm(const cuda_g2_points_t& points, const uint32_t* d_idx, uint32_t base,
+                     const blst_scalar* d_scalars, size_t n, char* at)
+{
+    auto& impl = points.device().impl();
+    const size_t chunk = std::min(n, chunk_terms);
+    msm_g2_t* msm = nullptr;
+    CUZK_SPPARK("msm_t<G2>(nullptr, n, sizeof(affine_t), device)",
+                msm = new msm_g2_t(nullptr, chunk, sizeof(affine_g2_t), impl.sppark_id));
+    auto* d_pts = reinterpret_cast<uint4*>(at);
+    auto* d_bad = reinterpret_cast<uint32_t*>(at + align256(chunk * sizeof(blst_p2_affine)));
+    blst_p2 sum = infinity_g2();
+    for (size_t lo = 0; lo < n; lo += chunk) {
+        const size_t m = std::min(chunk, n - lo);
+        CUZK_CUDA_OK(cudaMemsetAsync(d_bad, 0, sizeof(uint32_t), impl.stream(0)));
+        gather_points<words_per_g2_point>
+            <<<grid_for(impl, m * words_per_g2_point, 256), 256, 0, impl.stream(0)>>>(
+                d_pts, static_cast<const uint4*>(points.device_data()), d_idx + lo, base, m,
+                static_cast<uint32_t>(points.size()), d_bad);
+        CUZK_CUDA_LAUNCHED(gather_points);
+        try {
+            require_no_bad_index(impl, d_bad);  // waits for the gather too
+        } catch (const std::invalid_argument&) {
+            delete msm;  // the device is fine: only the input was bad
+            throw;
+        }
+        point_g2_t result;
+        auto* scalars = const_cast<scalar_t*>(reinterpret_cast<const scalar_t*>(d_scalars + lo));
+        RustError err = msm->invoke(result, dev_ptr_t<affine_g2_t>{reinterpret_cast<affine_g2_t*>(d_pts)},
+                                    m, dev_ptr_t<scalar_t>{scalars}, false);
+        // On failure msm_t's destructor would synchronise and throw from a
+        // destructor (std::terminate); give up its buckets instead.
+        check_rust_error(err, "msm_t<G2>::invoke(result, points, n, scalars)", __FILE__,
+                         __LINE__);
+        blst_p2 part;
+        std::memcpy(&part, &result, sizeof(part));
+        blst_p2_add_or_double(&sum, &sum, &part);
+    }
+    delete msm;
+    return sum;
+}
+
+}  // namespace
+
+void cuda_msm_gather(blst_p2& out, const cuda_g2_points_t& points, const uint32_t* indices,
+                     const blst_scalar* scalars, size_t n)
+{
+    CUZK_REQUIRE(n < max_points, "cuda_msm_gather(G2): too many terms");
+    out = infinity_g2();
+    if (n == 0)
+        return;
+    auto& impl = points.device().impl();
+    impl.select();
+    const size_t idx_bytes = align256(n * sizeof(uint32_t));
+    const size_t scalar_bytes = align256(n * sizeof(blst_scalar));
+    char* at = static_cast<char*>(impl.scratch_at_least(
+        idx_bytes + scalar_bytes + gather_g2_bytes(std::min(n, chunk_terms))));
+    const uint32_t* d_idx = upload_indices(impl, at, indices, n);
+    auto* d_scalars = reinterpret_cast<blst_scalar*>(at + idx_bytes);
+    CUZK_CUDA_OK(cudaMemcpyAsync(d_scalars, scalars, n * sizeof(blst_scalar),
+                                 cudaMemcpyHostToDevice, impl.stream(0)));
+    CUZK_CUDA_OK(cudaStreamSynchronize(impl.stream(0)));
+    out = gathered_msm(points, d_idx, 0, d_scalars, n, at + idx_bytes + scalar_bytes);
+}
+
+void cuda_msm_gather_on_device(blst_p2& out, const cuda_g2_points_t& points,
+                               const uint32_t* d_indices, uint32_t base,
+                               const blst_scalar* d_scalars, size_t n)
+{
+    CUZK_REQUIRE(n < max_points, "cuda_msm_gather_on_device(G2): too many terms");
+    // sppark reads scalars in 16-byte words: a misaligned address would be
+    // a sticky device error (the context lost), so refuse it here.
+    CUZK_REQUIRE(reinterpret_cast<uintptr_t>(d_scalars) % 16 == 0,
+                 "cuda_msm_gather_on_device(G2): device scalars must be 16-byte aligned");
+    out = infinity_g2();
+    if (n == 0)
+        return;
+    auto& impl = points.device().impl();
+    impl.select();
+    char* at = static_cast<char*>(impl.scratch_at_least(gather_g2_bytes(std::min(n, chunk_terms))));
+    out = gathered_msm(points, d_indices, base, d_scalars, n, at);
 }
 
 }  // namespace cuzk

@@ -1,5 +1,6 @@
 #include "cuzk/prover.hpp"
 
+#include <cstring>
 #include <string>
 
 #include "cuzk/background.hpp"
@@ -128,19 +129,33 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     const std::unique_ptr<kernel_batch_t> kernels =
         backend.prepare(srs, batch, terms, pool, lock.in_use(), std::move(early));
     timings.backend_prepare_ns = monotonic_ns() - classified_ns;
-    // A backend that may sum B_G2's ones in its kernel region (the CUDA one,
-    // when the key's G2 points are on the device) leaves the CPU only the
-    // tail here; the epilogue sums the ones if the kernel region did not.
-    const bool kernel_may_sum_ones = backend.may_sum_b_g2_ones();
+    // What of B_G2 the kernel region may sum (the CUDA backend: the ones,
+    // or all of it, when the key's G2 points are on the device; none when
+    // its last kernel region for this key had them not); the CPU sums the
+    // rest beside it, at background priority on the pool: it is needed
+    // only by the epilogue, so it must not hold up another worker's
+    // preamble. Whatever the plan, the kernel region's sums are used only
+    // where the plan left them to it.
+    const bool device_had_b_g2 = srs.b_g2_on_device(lock.device());
+    std::vector<b_g2_share_t> planned(n);
+    for (size_t i = 0; i < n; i++)
+        planned[i] = device_had_b_g2 ? backend.b_g2_share(terms[i].b) : b_g2_share_t::none;
     std::vector<blst_p2> b_g2(n);
     background_t b_g2_task([&] {
         const uint64_t b_g2_started = monotonic_ns();
         thread_pool_t::with_priority(thread_pool_t::priority_t::background, [&] {
             for (size_t i = 0; i < n; i++) {
-                if (kernel_may_sum_ones)
-                    msm_tail(b_g2[i], srs.b_g2.data(), terms[i].b, pool);
-                else
+                switch (planned[i]) {
+                case b_g2_share_t::none:
                     msm(b_g2[i], srs.b_g2.data(), terms[i].b, pool);
+                    break;
+                case b_g2_share_t::ones:
+                    msm_tail(b_g2[i], srs.b_g2.data(), terms[i].b, pool);
+                    break;
+                case b_g2_share_t::all:
+                    std::memset(&b_g2[i], 0, sizeof(b_g2[i]));  // infinity
+                    break;
+                }
             }
         });
         timings.b_g2_ns = monotonic_ns() - b_g2_started;
@@ -152,15 +167,29 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     lock.run_kernel_region(fault, [&] { kernels->run(sums, pool); });
     held.release();
 
-    // 3. Epilogue, lock not held.
+    // 3. Epilogue, lock not held: what the kernel region left of its share
+    // (it may not have held the G2 points: the first batch of a key
+    // streamed through the device) is summed here, and what it did noted
+    // for the next batch's plan.
     b_g2_task.join();
-    for (size_t i = 0; i < n && kernel_may_sum_ones; i++) {
-        blst_p2 ones;
-        if (sums[i].b_g2_ones_done)
-            ones = sums[i].b_g2_ones;
+    if (n > 0 && backend.b_g2_share(terms[0].b) != b_g2_share_t::none)
+        srs.note_b_g2_on_device(lock.device(), sums[0].b_g2_done != b_g2_share_t::none);
+    for (size_t i = 0; i < n; i++) {
+        if (planned[i] == b_g2_share_t::none)
+            continue;
+        const b_g2_share_t done = sums[i].b_g2_done;
+        CUZK_CHECK(done != b_g2_share_t::all || planned[i] == b_g2_share_t::all,
+                   "prove: the kernel region summed B_G2's tail, which the CPU also did");
+        blst_p2 part;
+        if (done != b_g2_share_t::none)
+            part = sums[i].b_g2;
         else
-            sum_ones(ones, srs.b_g2.data(), terms[i].b, pool);
-        g2_t::add(b_g2[i], b_g2[i], ones);
+            sum_ones(part, srs.b_g2.data(), terms[i].b, pool);
+        g2_t::add(b_g2[i], b_g2[i], part);
+        if (planned[i] == b_g2_share_t::all && done != b_g2_share_t::all) {
+            msm_tail(part, srs.b_g2.data(), terms[i].b, pool);
+            g2_t::add(b_g2[i], b_g2[i], part);
+        }
     }
     prove_output_t out;
     out.timings = timings;

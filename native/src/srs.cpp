@@ -39,4 +39,17 @@ bool srs_t::has_device_state(uint32_t device) const
     return device_states_.count(device) != 0;
 }
 
+void srs_t::note_b_g2_on_device(uint32_t device, bool on_device) const
+{
+    std::lock_guard<std::mutex> guard(device_mutex_);
+    b_g2_on_device_[device] = on_device;
+}
+
+bool srs_t::b_g2_on_device(uint32_t device) const
+{
+    std::lock_guard<std::mutex> guard(device_mutex_);
+    const auto it = b_g2_on_device_.find(device);
+    return it == b_g2_on_device_.end() || it->second;
+}
+
 }  // namespace cuzk

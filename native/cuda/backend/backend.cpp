@@ -82,6 +82,19 @@ bool copy_early()
     return on;
 }
 
+}  // namespace
+
+bool cuda_backend_t::b_g2_tail_on_device(const term_plan_t& b) noexcept
+{
+    static const bool on = [] {
+        const char* v = std::getenv("CUZK_B_G2");
+        return v == nullptr || std::strcmp(v, "cpu") != 0;
+    }();
+    return on && !circuit_plan_t::tail_on_host(b);
+}
+
+namespace {
+
 // Below 2^16 values the stream and event cost more than an early copy saves.
 constexpr size_t min_upload_values = size_t(1) << 16;
 // Above 2^25 values (3 GB of a, b, c) the early copy outlasts the preamble,

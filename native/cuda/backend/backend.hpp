@@ -114,7 +114,14 @@ public:
     explicit cuda_backend_t(uint32_t device);
 
     backend_t kind() const noexcept override { return backend_t::cuda; }
-    bool may_sum_b_g2_ones() const noexcept override { return true; }
+    b_g2_share_t b_g2_share(const term_plan_t& b) const noexcept override
+    {
+        return b_g2_tail_on_device(b) ? b_g2_share_t::all : b_g2_share_t::ones;
+    }
+    // Whether the kernel region sums B_G2's tail (when the key's G2 points
+    // are resident): unless CUZK_B_G2=cpu (to compare the two in one
+    // build), for any tail too long for the host's few-term path.
+    static bool b_g2_tail_on_device(const term_plan_t& b) noexcept;
     void raise(uint32_t device, injected_fault_t fault) override
     {
         cuda_raise_fault(static_cast<int>(device), fault);

@@ -230,14 +230,14 @@ public:
         if (on_)
             std::fprintf(stderr,
                          "kernel region: start %.2f L %.2f A %.2f B_G1 %.2f B_G2 ones %.2f "
-                         "H wait %.2f H MSM %.2f ms\n",
-                         ms_[0], ms_[1], ms_[2], ms_[3], ms_[4], ms_[5], ms_[6]);
+                         "B_G2 tail %.2f H wait %.2f H MSM %.2f ms\n",
+                         ms_[0], ms_[1], ms_[2], ms_[3], ms_[4], ms_[5], ms_[6], ms_[7]);
     }
 
 private:
     bool on_ = false;
     std::chrono::steady_clock::time_point last_;
-    double ms_[7] = {};
+    double ms_[8] = {};
 };
 
 }  // namespace
@@ -282,13 +282,22 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
     out.b_g1 = sum(state.b_g1(), *plan.b_g1, 2);
     clock.mark(3);
     if (const cuda_g2_points_t* b_g2 = state.b_g2()) {
-        cuda_batch_add_bitmap_on_device(out.b_g2_ones, *b_g2, terms.at(plan.ones[2]),
+        cuda_batch_add_bitmap_on_device(out.b_g2, *b_g2, terms.at(plan.ones[2]),
                                         plan.b_g1->points);
-        out.b_g2_ones_done = true;
+        out.b_g2_done = b_g2_share_t::ones;
+        clock.mark(4);
+        const term_plan_t& b = *plan.b_g1;  // B_G1's terms are B_G2's
+        if (cuda_backend_t::b_g2_tail_on_device(b)) {
+            blst_p2 tail;
+            cuda_msm_gather_on_device(tail, *b_g2, terms.at(b.tail_index), 0,
+                                      terms.at(b.tail_scalar), b.tail);
+            blst_p2_add_or_double(&out.b_g2, &out.b_g2, &tail);
+            out.b_g2_done = b_g2_share_t::all;
+        }
+        clock.mark(5);
     }
-    clock.mark(4);
     started.finish();
-    clock.mark(5);
+    clock.mark(6);
     if (h != nullptr && h_table != nullptr) {
         h_table->msm(out.h, h->coefficients(), state.h().size(), h->layout());
     } else if (h != nullptr) {
@@ -298,7 +307,7 @@ void run_circuit(kernel_sums_t& out, const cuda_srs_state_t& state, const circui
             add(out.h, part);
         });
     }
-    clock.mark(6);
+    clock.mark(7);
     clock.report();
 }
 

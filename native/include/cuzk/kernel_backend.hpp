@@ -28,13 +28,18 @@ enum class backend_t : uint8_t { cpu = 0, cuda = 1 };
 // streamed through device windows (a key too large for the device).
 enum class residency_t : uint8_t { host = 0, device = 1, streamed = 2 };
 
-// What the kernel region computes for one circuit. A GPU also sums the B_G2
-// terms whose scalar is 1 when it holds the key's G2 points
-// (b_g2_ones_done); the rest of B_G2 is the CPU's.
+// Which terms of B_G2 a kernel region sums: none (all are the CPU's), the
+// ones (the terms whose scalar is 1), or all of them (the ones and the
+// tail).
+enum class b_g2_share_t : uint8_t { none = 0, ones = 1, all = 2 };
+
+// What the kernel region computes for one circuit. A GPU also sums B_G2's
+// ones, or all of B_G2, when it holds the key's G2 points: b_g2_done says
+// which, b_g2 is their sum; the rest of B_G2 is the CPU's.
 struct kernel_sums_t {
     blst_p1 h, l, a, b_g1;
-    bool b_g2_ones_done = false;
-    blst_p2 b_g2_ones;
+    b_g2_share_t b_g2_done = b_g2_share_t::none;
+    blst_p2 b_g2;
 };
 
 // What a batch reports after running.
@@ -64,9 +69,16 @@ class kernel_backend_t {
 public:
     virtual ~kernel_backend_t() = default;
     virtual backend_t kind() const noexcept = 0;
-    // Whether its kernel region may sum B_G2's ones (kernel_sums_t says
-    // whether it did); if not, the prover's CPU share of B_G2 includes them.
-    virtual bool may_sum_b_g2_ones() const noexcept { return false; }
+    // The most of B_G2 its kernel region may sum for a circuit whose B terms
+    // are `b` (classified): what it does not may not be left to it, and
+    // kernel_sums_t says what it did (no more than this). The prover's CPU
+    // sums the rest beside the kernel region, and in the epilogue whatever
+    // the kernel region left after all.
+    virtual b_g2_share_t b_g2_share(const term_plan_t& b) const noexcept
+    {
+        (void)b;
+        return b_g2_share_t::none;
+    }
     // Lock held: fails as `fault` says (injected_fault_t), by throwing the
     // cuda_error_t of that failure. The CUDA backend makes device `device`
     // really fail; the CPU backend throws what the CUDA runtime would.

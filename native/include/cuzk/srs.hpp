@@ -70,10 +70,19 @@ struct srs_t {
     // caller without the lock: it may be made right after this returns).
     bool has_device_state(uint32_t device) const;
 
+    // What the last kernel region on `device` did of B_G2 (prover.cpp),
+    // so that the next batch plans by it: a key streamed through the device
+    // has no G2 points there, and its CPU share of B_G2 then starts beside
+    // the kernel region instead of waiting for the epilogue. Unknown
+    // (nothing noted yet): true.
+    void note_b_g2_on_device(uint32_t device, bool on_device) const;
+    bool b_g2_on_device(uint32_t device) const;
+
 private:
     mutable std::mutex device_mutex_;  // guards the map, not the states
     // Declared after the points, so destroyed before them.
     mutable std::map<uint32_t, std::unique_ptr<srs_device_state_t>> device_states_;
+    mutable std::map<uint32_t, bool> b_g2_on_device_;  // guarded by device_mutex_
 };
 
 }  // namespace cuzk

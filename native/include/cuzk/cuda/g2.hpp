@@ -1,6 +1,6 @@
-// The key's B_G2 points on a device, and the batch addition of the ones
-// among them (the B_G2 terms whose scalar is 1): the CPU's largest share of
-// a proof for bit-heavy circuits, moved into the kernel region.
+// The key's B_G2 points on a device, the batch addition of the ones among
+// them (the B_G2 terms whose scalar is 1) and the MSM of the rest (the
+// tail): the CPU's largest share of a proof, moved into the kernel region.
 #pragma once
 
 #include <cstddef>
@@ -42,5 +42,16 @@ void cuda_batch_add_bitmap(blst_p2& out, const cuda_g2_points_t& points, const u
 // of 1024 bits (cuda_bitmap_device_bytes, msm.hpp).
 void cuda_batch_add_bitmap_on_device(blst_p2& out, const cuda_g2_points_t& points,
                                      const uint64_t* d_bitmap, size_t nbits);
+
+// out = sum_k scalars[k] * points[indices[k]] over k < n, canonical
+// scalars, indices and scalars in host memory; n < 2^31. Throws
+// std::invalid_argument for an index out of range. Waits for the result.
+void cuda_msm_gather(blst_p2& out, const cuda_g2_points_t& points, const uint32_t* indices,
+                     const blst_scalar* scalars, size_t n);
+// The same with the indices and the scalars (16-byte aligned) in this
+// device's memory, each index less `base` naming its point.
+void cuda_msm_gather_on_device(blst_p2& out, const cuda_g2_points_t& points,
+                               const uint32_t* d_indices, uint32_t base,
+                               const blst_scalar* d_scalars, size_t n);
 
 }  // namespace cuzk
