@@ -31,8 +31,9 @@
 # (default gpu-results/); parameters to $PARAMS (default /tmp/fil-params).
 # Bench concurrency: PARTITION_WORKERS (default: the cores), GPU_WORKERS
 # (default 2), QUEUE_DEPTH (default: the engine's), HOST_MEMORY_LIMIT (e.g.
-# 96GiB; default the engine's, 85 % of the machine); at 32 GiB host memory
-# bounds them (a partition in flight holds about 17 GB).
+# 96GiB; default the engine's, 85 % of the machine), DEVICE_MEMORY_LIMIT
+# (e.g. 24GiB: the device memory cuzk may use, as on a smaller card); at 32
+# GiB host memory bounds them (a partition in flight holds about 17 GB).
 # STEP_TIMEOUT (seconds, default 900) bounds each step. BACKEND=cpu runs the benches on the CPU backend (a check without a GPU).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -102,6 +103,7 @@ for step in "$@"; do
                 $(inputs "$a" "$fx") --requests "$c" --gpu-workers-per-device "${GPU_WORKERS:-2}" --verify \
                 --partition-workers "${PARTITION_WORKERS:-$(nproc)}" ${QUEUE_DEPTH:+--queue-depth "$QUEUE_DEPTH"} \
                 ${HOST_MEMORY_LIMIT:+--host-memory-limit "$HOST_MEMORY_LIMIT"} \
+                ${DEVICE_MEMORY_LIMIT:+--device-memory-limit "$DEVICE_MEMORY_LIMIT"} \
                 --json "$OUT/bench-$a-$b${d:+-$d}.json" ;;
         ref)
             fx=$(fixture "$a")
