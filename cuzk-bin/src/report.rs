@@ -120,10 +120,13 @@ pub struct BenchReport {
     pub host_memory_waits: u64,
     /// Their waiting in all, in seconds.
     pub host_memory_waited_s: f64,
-    /// Every lock hold.
+    /// Every lock hold (the engine's last 100,000: see `spans_dropped`).
     pub lock_holds: Vec<HoldRecord>,
-    /// Every synthesis.
+    /// Every synthesis (likewise).
     pub synthesis_spans: Vec<SynthRecord>,
+    /// Spans the engine's bounded log dropped: when not 0, the figures
+    /// above cover only the spans kept.
+    pub spans_dropped: usize,
 }
 
 /// One device's lock figures.
@@ -296,6 +299,7 @@ impl BenchReport {
             host_memory_waited_s: measurement.host_memory.waited.as_secs_f64(),
             lock_holds: metrics.prove_spans.iter().map(hold_record).collect(),
             synthesis_spans: metrics.synth_spans.iter().map(synth_record).collect(),
+            spans_dropped: metrics.spans_dropped,
         }
     }
 

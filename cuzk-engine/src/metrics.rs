@@ -2,13 +2,21 @@
 //! figures derived from it: lock occupancy, lock gaps, stage medians.
 //!
 //! All instants are on [`supraseal_c2::monotonic_ns`], the clock the native
-//! prover stamps its lock instants with. The log grows by one small record
-//! per partition; an engine that runs for months should be rebuilt now and
-//! then, as the bench does per run.
+//! prover stamps its lock instants with. The log keeps the last
+//! [`SPANS_KEPT`] records of each kind (a few weeks of a busy 32 GiB PoRep
+//! service, tens of MB) and counts the rest, so that an engine that runs
+//! for months stays within bounded memory; its figures are over the
+//! records kept.
+
+use std::collections::VecDeque;
 
 use bellperson_lite::SynthesisTimings;
 use parking_lot::Mutex;
 use supraseal_c2::PhaseTimings;
+
+/// Records of each kind (prove spans, synthesis spans) the log keeps; the
+/// oldest are dropped beyond it.
+pub const SPANS_KEPT: usize = 100_000;
 
 /// Lock gaps shorter than this count as "back to back".
 pub const SHORT_GAP_NS: u64 = 50_000_000;
@@ -208,21 +216,22 @@ pub struct MetricsSnapshot {
     pub gpu_workers: Vec<GpuWorkerMetrics>,
     /// Per-stage medians.
     pub stages: StageMedians,
-    /// Every `gpu_prove` call, in completion order.
+    /// The last [`SPANS_KEPT`] `gpu_prove` calls, in completion order.
     pub prove_spans: Vec<ProveSpan>,
-    /// Every synthesis, in completion order.
+    /// The last [`SPANS_KEPT`] syntheses, in completion order.
     pub synth_spans: Vec<SynthSpan>,
+    /// Partitions proven since the engine started (`gpu_prove` calls,
+    /// counting those whose spans were dropped).
+    pub partitions_proven: usize,
+    /// Spans of either kind dropped from the log to keep it bounded: the
+    /// figures above cover the records kept.
+    pub spans_dropped: usize,
 }
 
 impl MetricsSnapshot {
-    /// Every lock hold, in completion order.
+    /// The lock holds of the spans kept, in completion order.
     pub fn lock_holds(&self) -> Vec<LockHold> {
         self.prove_spans.iter().map(ProveSpan::hold).collect()
-    }
-
-    /// Partitions proven so far.
-    pub fn partitions_proven(&self) -> usize {
-        self.prove_spans.len()
     }
 }
 
@@ -241,30 +250,74 @@ pub(crate) struct Recorder {
     log: Mutex<Log>,
 }
 
-#[derive(Default)]
 struct Log {
-    proves: Vec<ProveSpan>,
-    synths: Vec<SynthSpan>,
+    kept: usize,
+    proves: VecDeque<ProveSpan>,
+    synths: VecDeque<SynthSpan>,
+    proven: usize,
+    dropped: usize,
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Self {
+            kept: SPANS_KEPT,
+            proves: VecDeque::new(),
+            synths: VecDeque::new(),
+            proven: 0,
+            dropped: 0,
+        }
+    }
+}
+
+/// Appends `item`, dropping the oldest beyond `kept`; returns how many
+/// were dropped.
+fn push_bounded<T>(log: &mut VecDeque<T>, item: T, kept: usize) -> usize {
+    log.push_back(item);
+    let over = log.len().saturating_sub(kept);
+    log.drain(..over);
+    over
 }
 
 impl Recorder {
+    /// A recorder that keeps `kept` spans of each kind (tests).
+    #[cfg(test)]
+    fn keeping(kept: usize) -> Self {
+        Self {
+            log: Mutex::new(Log {
+                kept,
+                ..Log::default()
+            }),
+        }
+    }
+
     pub(crate) fn record_synthesis(&self, span: SynthSpan) {
-        self.log.lock().synths.push(span);
+        let mut guard = self.log.lock();
+        let log = &mut *guard;
+        log.dropped += push_bounded(&mut log.synths, span, log.kept);
     }
 
     pub(crate) fn record_prove(&self, span: ProveSpan) {
-        self.log.lock().proves.push(span);
+        let mut guard = self.log.lock();
+        let log = &mut *guard;
+        log.dropped += push_bounded(&mut log.proves, span, log.kept);
+        log.proven += 1;
     }
 
     pub(crate) fn partitions_proven(&self) -> usize {
-        self.log.lock().proves.len()
+        self.log.lock().proven
     }
 
     /// Copies the log (briefly holding its mutex) and derives the figures.
     pub(crate) fn snapshot(&self, devices: &[u32], workers: &[GpuWorkerId]) -> MetricsSnapshot {
-        let (prove_spans, synth_spans) = {
+        let (prove_spans, synth_spans, partitions_proven, spans_dropped): (Vec<_>, Vec<_>, _, _) = {
             let log = self.log.lock();
-            (log.proves.clone(), log.synths.clone())
+            (
+                log.proves.iter().copied().collect(),
+                log.synths.iter().copied().collect(),
+                log.proven,
+                log.dropped,
+            )
         };
         let holds: Vec<LockHold> = prove_spans.iter().map(ProveSpan::hold).collect();
         MetricsSnapshot {
@@ -279,6 +332,8 @@ impl Recorder {
             stages: stage_medians(&prove_spans, &synth_spans),
             prove_spans,
             synth_spans,
+            partitions_proven,
+            spans_dropped,
         }
     }
 }
@@ -386,6 +441,48 @@ mod tests {
         assert_eq!(median(vec![5, 1, 3]), Some(3));
         assert_eq!(median(vec![4, 1, 3, 2]), Some(2));
         assert_eq!(median(vec![u64::MAX, u64::MAX]), Some(u64::MAX));
+    }
+
+    fn prove_span(job: u64) -> ProveSpan {
+        ProveSpan {
+            device: 0,
+            worker: 0,
+            job,
+            partition: 0,
+            timings: PhaseTimings::default(),
+        }
+    }
+
+    #[test]
+    fn the_log_keeps_the_last_spans_and_counts_every_partition() {
+        let recorder = Recorder::keeping(3);
+        for job in 0..10 {
+            recorder.record_prove(prove_span(job));
+            recorder.record_synthesis(SynthSpan {
+                worker: 0,
+                job,
+                partition: 0,
+                started_ns: job,
+                admitted_ns: job,
+                ended_ns: job + 1,
+                compiled: None,
+            });
+        }
+        assert_eq!(recorder.partitions_proven(), 10);
+        let workers = [GpuWorkerId {
+            index: 0,
+            device: 0,
+            slot: 0,
+        }];
+        let m = recorder.snapshot(&[0], &workers);
+        assert_eq!(m.partitions_proven, 10);
+        assert_eq!(m.spans_dropped, 14);
+        let jobs: Vec<u64> = m.prove_spans.iter().map(|s| s.job).collect();
+        assert_eq!(jobs, [7, 8, 9]);
+        let jobs: Vec<u64> = m.synth_spans.iter().map(|s| s.job).collect();
+        assert_eq!(jobs, [7, 8, 9]);
+        assert_eq!(m.devices[0].holds, 3);
+        assert_eq!(m.gpu_workers[0].partitions, 3);
     }
 
     #[test]

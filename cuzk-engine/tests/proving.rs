@@ -119,7 +119,7 @@ fn metrics_add_up() {
     let engine = engine(2, 2);
     drop(wait(engine.submit(request(1, 5))).unwrap());
     let metrics = engine.metrics();
-    assert_eq!(metrics.partitions_proven(), 5);
+    assert_eq!(metrics.partitions_proven, 5);
     assert_eq!(metrics.synth_spans.len(), 5);
     let device = &metrics.devices[0];
     assert_eq!(device.holds, 5);
