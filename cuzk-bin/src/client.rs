@@ -69,19 +69,31 @@ enum ClientCommand {
     },
 }
 
-/// What to prove.
+/// What to prove: a synthetic workload (`--size`, `--partitions`,
+/// `--request`) or a Filecoin proof, with the same input flags as `cuzk
+/// prove --kind ...` (and the same files).
 #[derive(Args, Debug)]
 struct JobArgs {
-    /// mul-chain, sha-chain, porep, snap, window-post or winning-post.
+    /// mul-chain, sha-chain, porep, snap-deals (or snap), window-post or
+    /// winning-post.
     #[arg(long)]
     kind: String,
-    /// Workload size (synthetic kinds) or sector size in bytes.
+    /// Synthetic kinds: the workload size (SHA-256 blocks or squarings).
+    /// Filecoin kinds: the sector size in bytes (or use --sector-size).
     #[arg(long)]
-    size: u64,
+    size: Option<u64>,
+    /// Filecoin kinds: the sector size (2KiB, 8MiB, 512MiB, 32GiB, 64GiB);
+    /// PoRep may leave it to the C1 output.
+    #[arg(long)]
+    sector_size: Option<String>,
+    /// Filecoin kinds: go-state-types' registered proof number (e.g. a
+    /// Synthetic PoRep's); must agree with the sector size.
+    #[arg(long)]
+    registered_proof: Option<u64>,
     /// Partitions (synthetic kinds).
     #[arg(long, default_value_t = 1)]
     partitions: u32,
-    /// Request number (synthetic) or sector number.
+    /// Request number (synthetic kinds).
     #[arg(long, default_value_t = 0)]
     request: u64,
     /// low, normal, high or critical.
@@ -90,48 +102,118 @@ struct JobArgs {
     /// The caller's idempotency key.
     #[arg(long, default_value = "")]
     request_id: String,
-    /// A file holding the vanilla proof (Filecoin kinds).
-    #[arg(long)]
+    /// PoRep: a file holding the C1 output (the same as --c1).
+    #[arg(long, conflicts_with = "c1")]
     vanilla_proof: Option<PathBuf>,
+    #[command(flatten)]
+    input: crate::filecoin::InputArgs,
 }
 
 impl JobArgs {
-    /// Refuses a zero size or partition count before the daemon is called.
-    fn check(&self) -> Result<(), crate::checks::InputError> {
-        crate::checks::positive("--size", usize::try_from(self.size).unwrap_or(usize::MAX))?;
-        crate::checks::positive("--partitions", self.partitions as usize)?;
-        Ok(())
-    }
-
-    fn request(&self) -> Result<pb::SubmitProofRequest, Box<dyn std::error::Error>> {
-        let kind = match self.kind.as_str() {
+    fn kind(&self) -> Result<ProofKind, String> {
+        Ok(match self.kind.as_str() {
             "mul-chain" => ProofKind::MulChain,
             "sha-chain" => ProofKind::ShaChain,
             "porep" => ProofKind::PorepSealCommit,
-            "snap" => ProofKind::SnapDealsUpdate,
+            "snap" | "snap-deals" => ProofKind::SnapDealsUpdate,
             "window-post" => ProofKind::WindowPostPartition,
             "winning-post" => ProofKind::WinningPost,
-            other => return Err(format!("unknown --kind '{other}'").into()),
-        };
-        let priority = pb::Priority::from_str_name(&self.priority.to_uppercase())
-            .ok_or_else(|| format!("unknown --priority '{}'", self.priority))?;
-        let vanilla_proof = match &self.vanilla_proof {
-            Some(path) => {
-                std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?
-            }
-            None => Vec::new(),
-        };
-        Ok(pb::SubmitProofRequest {
-            request_id: self.request_id.clone(),
-            proof_kind: kind as i32,
-            sector_size: self.size,
-            priority: priority as i32,
-            vanilla_proof,
-            sector_number: self.request,
-            synthetic_partitions: self.partitions,
-            ..Default::default()
+            other => return Err(format!("unknown --kind '{other}'")),
         })
     }
+
+    fn synthetic(&self) -> bool {
+        matches!(self.kind(), Ok(ProofKind::MulChain | ProofKind::ShaChain))
+    }
+
+    /// Refuses what cannot make a request (a zero size or partition count,
+    /// a missing size) before the daemon is called.
+    fn check(&self) -> Result<(), Box<dyn std::error::Error>> {
+        self.kind()?;
+        if self.synthetic() {
+            let size = self.size.ok_or("--size is missing")?;
+            crate::checks::positive("--size", usize::try_from(size).unwrap_or(usize::MAX))?;
+            crate::checks::positive("--partitions", self.partitions as usize)?;
+        } else if self.size == Some(0) {
+            crate::checks::positive("--size", 0)?;
+        }
+        Ok(())
+    }
+
+    /// The submission, every field the request's kind has. Files are read
+    /// and hex decoded here; what they mean is the daemon's to check.
+    fn request(&self) -> Result<pb::SubmitProofRequest, Box<dyn std::error::Error>> {
+        let kind = self.kind()?;
+        let priority = pb::Priority::from_str_name(&self.priority.to_uppercase())
+            .ok_or_else(|| format!("unknown --priority '{}'", self.priority))?;
+        let mut req = pb::SubmitProofRequest {
+            request_id: self.request_id.clone(),
+            proof_kind: kind as i32,
+            sector_size: self.size.unwrap_or(0),
+            priority: priority as i32,
+            ..Default::default()
+        };
+        if self.synthetic() {
+            req.sector_number = self.request;
+            req.synthetic_partitions = self.partitions;
+            return Ok(req);
+        }
+        let input = &self.input;
+        if let Some(size) = &self.sector_size {
+            let size: cuzk_filecoin::SectorSize = size.parse()?;
+            if self.size.is_some_and(|bytes| bytes != size.bytes()) {
+                return Err("--size and --sector-size disagree".into());
+            }
+            req.sector_size = size.bytes();
+        }
+        req.registered_proof = self.registered_proof.unwrap_or(0);
+        req.miner_id = input.miner_id.ok_or("--miner-id is missing")?;
+        match kind {
+            ProofKind::PorepSealCommit => {
+                let path = input
+                    .c1
+                    .as_ref()
+                    .or(self.vanilla_proof.as_ref())
+                    .ok_or("--c1 is missing")?;
+                req.vanilla_proof = read(path)?;
+                req.sector_number = input
+                    .sector_id
+                    .or_else(|| {
+                        cuzk_filecoin::FilecoinRequest::c1_sector_number(&req.vanilla_proof)
+                    })
+                    .ok_or("--sector-id is missing (the C1 output does not name its sector)")?;
+            }
+            _ => {
+                if input.vanilla.is_empty() {
+                    return Err("--vanilla is missing".into());
+                }
+                req.vanilla_proofs = input
+                    .vanilla
+                    .iter()
+                    .map(|p| read(p))
+                    .collect::<Result<_, _>>()?;
+                if kind == ProofKind::SnapDealsUpdate {
+                    req.comm_r_old = hex_flag(input.comm_r_old.as_deref(), "--comm-r-old")?;
+                    req.comm_r_new = hex_flag(input.comm_r_new.as_deref(), "--comm-r-new")?;
+                    req.comm_d_new = hex_flag(input.comm_d_new.as_deref(), "--comm-d-new")?;
+                } else {
+                    req.randomness = hex_flag(input.randomness.as_deref(), "--randomness")?;
+                    req.partition_index = u32::try_from(input.partition_index)
+                        .map_err(|_| "--partition-index is too large")?;
+                }
+            }
+        }
+        Ok(req)
+    }
+}
+
+fn read(path: &PathBuf) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()).into())
+}
+
+fn hex_flag(value: Option<&str>, flag: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    let value = value.ok_or_else(|| format!("{flag} is missing"))?;
+    Ok(hex::decode(value.trim()).map_err(|e| format!("{flag}: not hex: {e}"))?)
 }
 
 /// A gRPC error as one line: its code and message.

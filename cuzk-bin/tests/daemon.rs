@@ -162,7 +162,23 @@ fn client_commands_and_a_clean_sigterm() {
     let bad = client(&addr, &["await", "job-12345"]);
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("NotFound"));
-    let bad = client(&addr, &["submit", "--kind", "porep", "--size", "2048"]);
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, b"{}").unwrap();
+    let porep = [
+        "submit",
+        "--kind",
+        "porep",
+        "--size",
+        "2048",
+        "--miner-id",
+        "1000",
+    ];
+    let bad = client(&addr, &porep);
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--c1 is missing"));
+    let bad = client(
+        &addr,
+        &[&porep[..], &["--sector-id", "1", "--c1", s(&junk)]].concat(),
+    );
     assert!(String::from_utf8_lossy(&bad.stderr).contains("InvalidArgument"));
 
     signal(&daemon.child, "TERM");
@@ -171,6 +187,116 @@ fn client_commands_and_a_clean_sigterm() {
     let refused = client(&addr, &["status"]);
     assert!(!refused.status.success());
     let _ = daemon.metrics;
+}
+
+/// `cuzk client prove` of every Filecoin kind at 2 KiB (the committed
+/// fixtures, the same flags as `cuzk prove --kind ...`) through a running
+/// daemon, each proof then accepted by filecoin-proofs' verifier (`cuzk
+/// verify --kind ...`); a missing input is refused before the daemon is
+/// called, a wrong one by the daemon.
+#[test]
+fn client_proves_every_filecoin_kind() {
+    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cuzk-filecoin/fixtures/2KiB");
+    let m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fx.join("meta.json")).unwrap()).unwrap();
+    let text = |v: &serde_json::Value| v.as_str().unwrap().to_owned();
+    let file = |v: &serde_json::Value| fx.join(v.as_str().unwrap()).to_str().unwrap().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let params = dir.path().join("fil-params");
+    let mut daemon = serve(dir.path(), "127.0.0.1:0", &["--fil-param-dir", s(&params)]);
+    let addr = daemon.grpc.clone();
+    let sector = ["--sector-size", "2KiB", "--miner-id", "1000"];
+    let post = |section: &str| -> Vec<String> {
+        let randomness = text(&m[section]["randomness"]);
+        let vanilla = file(&m[section]["vanilla_proofs"][0]);
+        vec![
+            "--randomness".into(),
+            randomness,
+            "--vanilla".into(),
+            vanilla,
+        ]
+    };
+    let kinds: Vec<(&str, Vec<String>)> = vec![
+        (
+            "porep",
+            vec![
+                "--c1".into(),
+                file(&m["c1_curio"]),
+                "--sector-id".into(),
+                m["sector_id"].to_string(),
+            ],
+        ),
+        ("winning-post", post("winning")),
+        ("window-post", post("window")),
+        (
+            "snap-deals",
+            vec![
+                "--comm-r-old".into(),
+                text(&m["snap"]["comm_r_old"]),
+                "--comm-r-new".into(),
+                text(&m["snap"]["comm_r_new"]),
+                "--comm-d-new".into(),
+                text(&m["snap"]["comm_d_new"]),
+                "--vanilla".into(),
+                file(&m["snap"]["partition_proofs"][0]),
+            ],
+        ),
+    ];
+    for (kind, inputs) in &kinds {
+        let setup = Command::new(CUZK)
+            .args([
+                "setup",
+                "--kind",
+                kind,
+                "--sector-size",
+                "2KiB",
+                "--backend",
+                "cpu",
+            ])
+            .args(["--param-dir", s(&params)])
+            .output()
+            .unwrap();
+        assert!(
+            setup.status.success(),
+            "{}",
+            String::from_utf8_lossy(&setup.stderr)
+        );
+        let proof = dir.path().join(format!("{kind}.proof"));
+        let mut args = vec!["prove", "--kind", kind];
+        args.extend(sector);
+        args.extend(inputs.iter().map(String::as_str));
+        args.extend(["--out", s(&proof)]);
+        assert!(
+            stdout(&client(&addr, &args)).contains("completed"),
+            "{kind}"
+        );
+        let mut verify = vec!["verify", "--kind", kind, "--param-dir", s(&params)];
+        verify.extend(sector);
+        verify.extend(inputs.iter().map(String::as_str));
+        verify.extend(["--proof", s(&proof)]);
+        let out = Command::new(CUZK).args(&verify).output().unwrap();
+        assert!(
+            stdout(&out).contains("verifies (filecoin-proofs)"),
+            "{kind}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // A missing input: refused by the client; a wrong one: by the daemon.
+    let winning = &kinds[1].1;
+    let mut args = vec!["submit", "--kind", "winning-post"];
+    args.extend(sector);
+    args.extend(winning[2..].iter().map(String::as_str));
+    let out = client(&addr, &args);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--randomness is missing"));
+    let other = format!("{:064x}", 7);
+    args.extend(["--randomness", &other]);
+    let out = client(&addr, &args);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("InvalidArgument"));
+
+    signal(&daemon.child, "TERM");
+    assert!(daemon.child.wait().unwrap().success());
 }
 
 /// Submits jobs from a thread until told to stop; every id it returns was
