@@ -94,6 +94,12 @@ pub struct ServeArgs {
     /// not fit is streamed from host memory.
     #[arg(long)]
     pub device_memory_limit: Option<String>,
+    /// Jobs of at least this priority (Curio's: 3 HIGH, 4 CRITICAL) get a
+    /// lane of their own: a partition worker and a GPU worker per device
+    /// that take nothing else, so a WinningPoSt does not wait behind PoRep
+    /// partitions [default: no lane].
+    #[arg(long)]
+    pub urgent_priority: Option<i32>,
 }
 
 impl ServeArgs {
@@ -130,6 +136,7 @@ impl ServeArgs {
             synthesis_nice: self.synthesis_nice,
             host_memory_limit: self.host_memory_limit.clone(),
             device_memory_limit: self.device_memory_limit.clone(),
+            urgent_priority: self.urgent_priority,
         };
         c.engine = flags.over(&c.engine);
         Ok(c)

@@ -54,6 +54,15 @@ pub struct EngineConfig {
     /// providers own, or to leave a shared GPU room. `None` (the default):
     /// whatever the device has free when a key is first used.
     pub device_memory_limit: Option<u64>,
+    /// The urgent lane: requests of at least this priority (a WinningPoSt,
+    /// whose proof has a deadline of seconds) get one partition worker of
+    /// their own, at normal scheduling priority, and one GPU worker per
+    /// device of their own, which take nothing else; their synthesized
+    /// partitions skip the queue-depth bound. So they never wait for a
+    /// long partition's synthesis or prove to end, only for the device's
+    /// lock (one kernel region at most). `None` (the default): no lane.
+    /// The daemon's priorities are Curio's: 3 is HIGH, 4 CRITICAL.
+    pub urgent_priority: Option<i32>,
     /// Faults to inject into the devices' kernel regions
     /// ([`supraseal_c2::FaultPlan`]: `sticky@3:dev1` makes device 1's third
     /// kernel region fail with a sticky CUDA error), for tests of the
@@ -89,6 +98,7 @@ impl Default for EngineConfig {
             partition_retries: DEFAULT_PARTITION_RETRIES,
             host_memory_limit: crate::host::default_limit(),
             device_memory_limit: None,
+            urgent_priority: None,
             inject_faults: FaultPlan::default(),
             fault: None,
         }
@@ -209,6 +219,9 @@ pub struct EngineSettings {
     /// Device memory each device's keys are planned within: a size
     /// (`24GiB`) or `none` (the default: what is free).
     pub device_memory_limit: Option<String>,
+    /// Requests of at least this priority get the urgent lane
+    /// ([`EngineConfig::urgent_priority`]); default: no lane.
+    pub urgent_priority: Option<i32>,
 }
 
 impl EngineSettings {
@@ -226,6 +239,7 @@ impl EngineSettings {
             synthesis_nice: self.synthesis_nice.or(u.synthesis_nice),
             host_memory_limit: self.host_memory_limit.or(u.host_memory_limit),
             device_memory_limit: self.device_memory_limit.or(u.device_memory_limit),
+            urgent_priority: self.urgent_priority.or(u.urgent_priority),
         }
     }
 
@@ -279,6 +293,7 @@ impl EngineSettings {
             device_memory_limit: self
                 .device_memory_limit()?
                 .unwrap_or(defaults.device_memory_limit),
+            urgent_priority: self.urgent_priority.or(defaults.urgent_priority),
             ..defaults
         };
         config.validate()?;

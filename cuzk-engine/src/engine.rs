@@ -115,7 +115,8 @@ impl Engine {
             })?;
         let shared = Arc::new(Shared {
             synth_queue: WorkQueue::new(usize::MAX),
-            gpu_queue: WorkQueue::new(config.effective_queue_depth()),
+            gpu_queue: WorkQueue::new(config.effective_queue_depth())
+                .unbounded_from(config.urgent_priority),
             devices: Devices::new(locks.len()),
             locks,
             gpu_workers,
@@ -133,11 +134,20 @@ impl Engine {
         };
         for worker in 0..engine.shared.config.partition_workers {
             engine.spawn(format!("cuzk-synth-{worker}"), move |shared| {
-                worker::run_partition_worker(shared, worker)
+                worker::run_partition_worker(shared, worker, None)
+            })?;
+        }
+        if let Some(urgent) = engine.shared.config.urgent_priority {
+            let worker = engine.shared.config.partition_workers;
+            engine.spawn("cuzk-synth-urgent".to_owned(), move |shared| {
+                worker::run_partition_worker(shared, worker, Some(urgent))
             })?;
         }
         for id in engine.shared.gpu_workers.clone() {
-            let name = format!("cuzk-gpu{}-{}", id.device, id.index);
+            let name = match id.urgent_from {
+                None => format!("cuzk-gpu{}-{}", id.device, id.index),
+                Some(_) => format!("cuzk-gpu{}-urgent", id.device),
+            };
             engine.spawn(name, move |shared| worker::run_gpu_worker(shared, id))?;
         }
         Ok(engine)
@@ -182,6 +192,11 @@ impl Engine {
             })?;
         let in_flight =
             config.partition_workers + config.effective_queue_depth() + config.gpu_workers();
+        // The urgent lane's partition worker and GPU workers.
+        let in_flight = in_flight
+            + config
+                .urgent_priority
+                .map_or(0, |_| 1 + config.devices.len());
         // Room for all of them: a partition dropped into a full pool is
         // freed, and its successor's memory page-locked anew, holding the
         // CUDA driver meanwhile (at 2^27, seconds that stalled the other
@@ -367,9 +382,12 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// The GPU workers: `gpu_workers_per_device` on each device, then the
+/// urgent lane's one per device (when there is a lane), numbered after
+/// them.
 fn gpu_worker_ids(config: &EngineConfig) -> Vec<GpuWorkerId> {
     let per_device = config.gpu_workers_per_device;
-    config
+    let mut ids: Vec<GpuWorkerId> = config
         .devices
         .iter()
         .enumerate()
@@ -378,9 +396,26 @@ fn gpu_worker_ids(config: &EngineConfig) -> Vec<GpuWorkerId> {
                 index: slot * per_device + k,
                 device,
                 slot,
+                urgent_from: None,
             })
         })
-        .collect()
+        .collect();
+    if let Some(urgent) = config.urgent_priority {
+        let first = ids.len();
+        ids.extend(
+            config
+                .devices
+                .iter()
+                .enumerate()
+                .map(|(slot, &device)| GpuWorkerId {
+                    index: first + slot,
+                    device,
+                    slot,
+                    urgent_from: Some(urgent),
+                }),
+        );
+    }
+    ids
 }
 
 fn check_synthesized(

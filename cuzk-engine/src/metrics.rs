@@ -242,6 +242,9 @@ pub(crate) struct GpuWorkerId {
     pub(crate) device: u32,
     /// Index of the device in the engine's device list (and lock list).
     pub(crate) slot: usize,
+    /// The urgent lane's worker: it takes only partitions of at least this
+    /// priority ([`crate::EngineConfig::urgent_priority`]).
+    pub(crate) urgent_from: Option<i32>,
 }
 
 /// The engine's log, appended to by workers.
@@ -473,6 +476,7 @@ mod tests {
             index: 0,
             device: 0,
             slot: 0,
+            urgent_from: None,
         }];
         let m = recorder.snapshot(&[0], &workers);
         assert_eq!(m.partitions_proven, 10);

@@ -76,6 +76,8 @@ pub(crate) struct WorkQueue<T> {
     freed: Condvar,
     /// How many items [`WorkQueue::push_bounded`] lets the queue hold.
     capacity: usize,
+    /// Items of at least this priority skip that bound (the urgent lane).
+    unbounded_from: Option<i32>,
 }
 
 impl<T: Ranked> WorkQueue<T> {
@@ -89,6 +91,16 @@ impl<T: Ranked> WorkQueue<T> {
             arrived: Condvar::new(),
             freed: Condvar::new(),
             capacity,
+            unbounded_from: None,
+        }
+    }
+
+    /// The same queue, where [`WorkQueue::push_bounded`] never makes an
+    /// item of at least `priority` wait (`None`: every item may wait).
+    pub(crate) fn unbounded_from(self, priority: Option<i32>) -> Self {
+        Self {
+            unbounded_from: priority,
+            ..self
         }
     }
 
@@ -98,9 +110,14 @@ impl<T: Ranked> WorkQueue<T> {
     }
 
     /// Adds `item`, first waiting while the queue holds `capacity` items or
-    /// more. Gives it back if the queue is (or gets) closed.
+    /// more (unless its priority reaches `unbounded_from`). Gives it back
+    /// if the queue is (or gets) closed.
     pub(crate) fn push_bounded(&self, item: T) -> Result<(), T> {
-        self.push_within(self.capacity, item)
+        let urgent = self
+            .unbounded_from
+            .is_some_and(|from| item.rank().priority >= from);
+        let limit = if urgent { usize::MAX } else { self.capacity };
+        self.push_within(limit, item)
     }
 
     fn push_within(&self, limit: usize, item: T) -> Result<(), T> {
@@ -113,25 +130,34 @@ impl<T: Ranked> WorkQueue<T> {
         }
         state.heap.push(Entry(item));
         drop(state);
-        self.arrived.notify_one();
+        // Every waiter: some take only urgent items (pop_at_least), and
+        // the one woken must not be one that leaves this item.
+        self.arrived.notify_all();
         Ok(())
     }
 
     /// Takes the first item in line, waiting for one; `None` once closed.
+    #[cfg(test)]
     pub(crate) fn pop(&self) -> Option<T> {
-        self.pop_stamped().map(|(item, _)| item)
+        self.pop_at_least(None).map(|(item, _)| item)
     }
 
-    /// As [`pop`](Self::pop), with the instant ([`monotonic_ns`]) the item
-    /// was taken, read under the queue's lock: the instants of the items
-    /// taken follow the order in which they were taken and pushed.
-    pub(crate) fn pop_stamped(&self) -> Option<(T, u64)> {
+    /// Takes the first item in line once it ranks at least `min_priority`
+    /// (`None`: any item), waiting for one; `None` once closed. With it
+    /// comes the instant ([`monotonic_ns`]) it was taken, read under the
+    /// queue's lock: the instants of the items taken follow the order in
+    /// which they were taken and pushed. The first in line is the one to
+    /// look at, since the queue serves higher priorities first.
+    pub(crate) fn pop_at_least(&self, min_priority: Option<i32>) -> Option<(T, u64)> {
         let mut state = self.state.lock();
         loop {
             if state.closed {
                 return None;
             }
-            if let Some(Entry(item)) = state.heap.pop() {
+            let eligible = state.heap.peek().is_some_and(|Entry(first)| {
+                min_priority.is_none_or(|min| first.rank().priority >= min)
+            });
+            if let Some(Entry(item)) = eligible.then(|| state.heap.pop()).flatten() {
                 let taken_ns = monotonic_ns();
                 drop(state);
                 self.freed.notify_one();
@@ -180,6 +206,36 @@ mod tests {
         fn rank(&self) -> Rank {
             *self
         }
+    }
+
+    #[test]
+    fn the_urgent_lane_takes_only_urgent_items_and_skips_the_bound() {
+        let queue = std::sync::Arc::new(WorkQueue::new(1).unbounded_from(Some(3)));
+        queue.push_bounded(rank(0, 1, 0)).unwrap();
+        // Full for ordinary items, not for urgent ones.
+        queue.push_bounded(rank(3, 2, 0)).unwrap();
+        assert_eq!(queue.len(), 2);
+        let urgent = {
+            let queue = queue.clone();
+            std::thread::spawn(move || {
+                let first = queue.pop_at_least(Some(3)).map(|(r, _)| r);
+                let second = queue.pop_at_least(Some(3)).map(|(r, _)| r);
+                (first, second)
+            })
+        };
+        // The urgent taker leaves the ordinary item for an ordinary one and
+        // waits for the next urgent item.
+        while queue.len() != 1 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(queue.pop(), Some(rank(0, 1, 0)));
+        queue.push(rank(0, 3, 0)).unwrap();
+        queue.push(rank(4, 4, 0)).unwrap();
+        assert_eq!(
+            urgent.join().unwrap(),
+            (Some(rank(3, 2, 0)), Some(rank(4, 4, 0)))
+        );
+        assert_eq!(queue.pop(), Some(rank(0, 3, 0)));
     }
 
     fn rank(priority: i32, job: u64, index: usize) -> Rank {

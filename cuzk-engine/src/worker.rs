@@ -69,17 +69,24 @@ pub(crate) fn lower_priority(nice: i32) {
     }
 }
 
-/// A partition worker's loop: runs until the synthesis queue closes.
-pub(crate) fn run_partition_worker(shared: &Shared, worker: usize) {
-    lower_priority(shared.config.synthesis_nice);
-    while let Some((task, taken_ns)) = shared.synth_queue.pop_stamped() {
+/// A partition worker's loop: runs until the synthesis queue closes. The
+/// urgent lane's (`urgent_from`) takes only partitions of at least that
+/// priority and keeps its thread's scheduling priority.
+pub(crate) fn run_partition_worker(shared: &Shared, worker: usize, urgent_from: Option<i32>) {
+    if urgent_from.is_none() {
+        lower_priority(shared.config.synthesis_nice);
+    }
+    while let Some((task, taken_ns)) = shared.synth_queue.pop_at_least(urgent_from) {
         if !task.job.is_running() || fail_if_none_left(shared, &task.job) {
             continue;
         }
         let need = task.job.request.key.partition_bytes();
         if let Some(ticket) = shared.memory.admit(need, || task.job.is_running()) {
             let admitted_ns = monotonic_ns().max(taken_ns);
-            synthesize(shared, worker, task, (taken_ns, admitted_ns), ticket);
+            // The lane's work on the global rayon pool, at normal priority,
+            // not behind the synthesis pool's long jobs.
+            let pool = urgent_from.is_none().then_some(&shared.synth_pool);
+            synthesize(shared, worker, task, (taken_ns, admitted_ns), ticket, pool);
         }
     }
 }
@@ -92,6 +99,7 @@ fn synthesize(
     task: SynthTask,
     (taken_ns, admitted_ns): (u64, u64),
     mut memory: Ticket,
+    pool: Option<&rayon::ThreadPool>,
 ) {
     let seed = task.job.request.seed(task.index);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
@@ -101,7 +109,6 @@ fn synthesize(
         // The witness on this thread, the matrix products on the pool: a
         // pool thread never runs a long sequential witness, so it never
         // makes another partition's products wait behind one.
-        let pool = Some(&shared.synth_pool);
         let mode = shared.config.synthesis;
         match &task.job.request.circuits {
             RequestCircuits::Workload { workload, .. } => {
@@ -150,7 +157,7 @@ fn synthesize(
 /// of the last device retired stay, to fail what still arrives.
 pub(crate) fn run_gpu_worker(shared: &Shared, id: GpuWorkerId) {
     let lock = &shared.locks[id.slot];
-    while let Some(task) = shared.gpu_queue.pop() {
+    while let Some((task, _)) = shared.gpu_queue.pop_at_least(id.urgent_from) {
         if !task.job.is_running() || fail_if_none_left(shared, &task.job) {
             continue;
         }

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use cuzk_engine::EngineError;
+use cuzk_engine::{Engine, EngineConfig, EngineError};
 use supraseal_c2::monotonic_ns;
 
 use common::{engine, eventually, request, synthesized, wait};
@@ -201,4 +201,62 @@ fn a_host_memory_budget_below_one_partition_proves_them_one_at_a_time() {
     let budget = engine.host_memory();
     assert_eq!(budget.limit, Some(1));
     assert!(budget.waits >= 1, "the second worker never waited");
+}
+
+/// The urgent lane: with every ordinary worker busy on a long job, a
+/// request of the lane's priority is synthesized by the lane's partition
+/// worker and proven by its GPU worker, and is done while the long job
+/// still runs; its proof verifies.
+#[test]
+fn the_urgent_lane_proves_past_a_busy_engine() {
+    let engine = Engine::new(EngineConfig {
+        partition_workers: 1,
+        gpu_workers_per_device: 1,
+        devices: vec![0],
+        queue_depth: Some(1),
+        verify: true,
+        urgent_priority: Some(3),
+        ..EngineConfig::default()
+    })
+    .unwrap();
+    let long = engine.submit(request(0, 60));
+    eventually("the long job is under way", || {
+        !engine.metrics().prove_spans.is_empty()
+    });
+    let urgent = engine.submit(request(1, 1).with_priority(3));
+    let urgent_id = urgent.id();
+    assert!(wait(urgent).is_ok());
+    assert!(
+        !long.is_finished(),
+        "the long job ended first: no lane needed"
+    );
+
+    let metrics = engine.metrics();
+    let synth = metrics
+        .synth_spans
+        .iter()
+        .find(|s| s.job == urgent_id)
+        .unwrap();
+    assert_eq!(
+        synth.worker, 1,
+        "synthesized by the lane's partition worker"
+    );
+    let prove = metrics
+        .prove_spans
+        .iter()
+        .find(|s| s.job == urgent_id)
+        .unwrap();
+    assert_eq!(prove.worker, 1, "proven by the lane's GPU worker");
+    assert!(
+        metrics
+            .synth_spans
+            .iter()
+            .filter(|s| s.job != urgent_id)
+            .all(|s| s.worker == 0),
+        "the lane took only the urgent request"
+    );
+    let ordinary = metrics.prove_spans.iter().filter(|s| s.job != urgent_id);
+    assert!(ordinary.clone().all(|s| s.worker == 0));
+    drop(metrics);
+    assert!(wait(long).is_ok());
 }
