@@ -10,6 +10,7 @@ use cuzk_daemon::pb::await_proof_response::Status as JobStatus;
 use cuzk_daemon::pb::{self, ProofKind};
 use serde_json::json;
 
+use crate::filecoin::{hex32, read};
 use crate::CliResult;
 
 /// Arguments of `cuzk client`.
@@ -175,7 +176,7 @@ impl JobArgs {
                     .as_ref()
                     .or(self.vanilla_proof.as_ref())
                     .ok_or("--c1 is missing")?;
-                req.vanilla_proof = read(path)?;
+                req.vanilla_proof = local(read(path))?;
                 req.sector_number = input
                     .sector_id
                     .or_else(|| {
@@ -190,14 +191,18 @@ impl JobArgs {
                 req.vanilla_proofs = input
                     .vanilla
                     .iter()
-                    .map(|p| read(p))
+                    .map(|p| local(read(p)))
                     .collect::<Result<_, _>>()?;
                 if kind == ProofKind::SnapDealsUpdate {
-                    req.comm_r_old = hex_flag(input.comm_r_old.as_deref(), "--comm-r-old")?;
-                    req.comm_r_new = hex_flag(input.comm_r_new.as_deref(), "--comm-r-new")?;
-                    req.comm_d_new = hex_flag(input.comm_d_new.as_deref(), "--comm-d-new")?;
+                    req.comm_r_old =
+                        local(hex32(input.comm_r_old.as_deref(), "--comm-r-old"))?.to_vec();
+                    req.comm_r_new =
+                        local(hex32(input.comm_r_new.as_deref(), "--comm-r-new"))?.to_vec();
+                    req.comm_d_new =
+                        local(hex32(input.comm_d_new.as_deref(), "--comm-d-new"))?.to_vec();
                 } else {
-                    req.randomness = hex_flag(input.randomness.as_deref(), "--randomness")?;
+                    req.randomness =
+                        local(hex32(input.randomness.as_deref(), "--randomness"))?.to_vec();
                     req.partition_index = u32::try_from(input.partition_index)
                         .map_err(|_| "--partition-index is too large")?;
                 }
@@ -207,13 +212,10 @@ impl JobArgs {
     }
 }
 
-fn read(path: &PathBuf) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
-    std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()).into())
-}
-
-fn hex_flag(value: Option<&str>, flag: &str) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
-    let value = value.ok_or_else(|| format!("{flag} is missing"))?;
-    Ok(hex::decode(value.trim()).map_err(|e| format!("{flag}: not hex: {e}"))?)
+/// `filecoin.rs`'s result (an error that can cross threads) as this
+/// module's.
+fn local<T>(result: Result<T, crate::filecoin::AnyError>) -> Result<T, Box<dyn std::error::Error>> {
+    result.map_err(|e| e as Box<dyn std::error::Error>)
 }
 
 /// A gRPC error as one line: its code and message.

@@ -240,11 +240,11 @@ fn check_filecoin_proofs(request: &FilecoinRequest, dir: &Path, proof: &[u8]) ->
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, AnyError> {
+pub(crate) fn read(path: &Path) -> Result<Vec<u8>, AnyError> {
     std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()).into())
 }
 
-fn hex32(value: Option<&str>, flag: &str) -> Result<[u8; 32], AnyError> {
+pub(crate) fn hex32(value: Option<&str>, flag: &str) -> Result<[u8; 32], AnyError> {
     let value = value.ok_or_else(|| format!("{flag} is missing"))?;
     let bytes = hex::decode(value.trim()).map_err(|e| format!("{flag}: not hex: {e}"))?;
     bytes

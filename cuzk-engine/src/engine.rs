@@ -190,13 +190,13 @@ impl Engine {
                 workload: workload.to_string(),
                 source,
             })?;
+        // Every worker (the urgent lane's too: one partition worker, one
+        // GPU worker per device) and every queue slot.
+        let lane = config
+            .urgent_priority
+            .map_or(0, |_| 1 + config.devices.len());
         let in_flight =
-            config.partition_workers + config.effective_queue_depth() + config.gpu_workers();
-        // The urgent lane's partition worker and GPU workers.
-        let in_flight = in_flight
-            + config
-                .urgent_priority
-                .map_or(0, |_| 1 + config.devices.len());
+            config.partition_workers + config.effective_queue_depth() + config.gpu_workers() + lane;
         // Room for all of them: a partition dropped into a full pool is
         // freed, and its successor's memory page-locked anew, holding the
         // CUDA driver meanwhile (at 2^27, seconds that stalled the other

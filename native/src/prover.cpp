@@ -137,9 +137,11 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     // preamble. Whatever the plan, the kernel region's sums are used only
     // where the plan left them to it.
     const bool device_had_b_g2 = srs.b_g2_on_device(lock.device());
-    std::vector<b_g2_share_t> planned(n);
-    for (size_t i = 0; i < n; i++)
-        planned[i] = device_had_b_g2 ? backend.b_g2_share(terms[i].b) : b_g2_share_t::none;
+    std::vector<b_g2_share_t> offered(n), planned(n);
+    for (size_t i = 0; i < n; i++) {
+        offered[i] = backend.b_g2_share(terms[i].b);
+        planned[i] = device_had_b_g2 ? offered[i] : b_g2_share_t::none;
+    }
     std::vector<blst_p2> b_g2(n);
     background_t b_g2_task([&] {
         const uint64_t b_g2_started = monotonic_ns();
@@ -172,7 +174,7 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     // streamed through the device) is summed here, and what it did noted
     // for the next batch's plan.
     b_g2_task.join();
-    if (n > 0 && backend.b_g2_share(terms[0].b) != b_g2_share_t::none)
+    if (n > 0 && offered[0] != b_g2_share_t::none)
         srs.note_b_g2_on_device(lock.device(), sums[0].b_g2_done != b_g2_share_t::none);
     for (size_t i = 0; i < n; i++) {
         if (planned[i] == b_g2_share_t::none)
