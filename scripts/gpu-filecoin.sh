@@ -19,6 +19,15 @@
 #                            each; a summary of how many ended with every
 #                            proof verified and their proofs per hour, in
 #                            $OUT/refs-porep-SIZE-xP.txt
+#   urgent:SIZE:P:W          `cuzk serve --urgent-priority 3` with the PoRep
+#                            and WinningPoSt keys of SIZE preloaded: W
+#                            WinningPoSt proofs (HIGH) one at a time on an
+#                            idle daemon, then P PoRep C2 jobs submitted at
+#                            once and, after URGENT_DELAY seconds (default
+#                            120), W WinningPoSt proofs while they run; each
+#                            timed from submission to proof
+#                            ($OUT/urgent-SIZE.txt), every outcome verified
+#                            by the engine
 #   cc:SIZE                  a CC fixture of SIZE made without sealing (C1,
 #                            WinningPoSt, a WindowPoSt partition) into
 #                            $FIXTURES/SIZE, by $FIL_FIXTURES (default
@@ -146,6 +155,53 @@ for step in "$@"; do
               echo "verified proofs per hour: $(awk -v x="$rate" 'BEGIN {printf "%.0f", x}') (sum of the steady rates of those)," \
                    "$(awk -v n=$((ok * b)) -v a="$begin" -v b="$end" 'BEGIN {printf "%.0f", n * 3600 / (b - a)}') over the wall time"
             } | tee "$OUT/$name.txt" ;;
+        urgent)
+            fx=$(fixture "$a") name="urgent-$a" state=/tmp/cuzk-urgent-state
+            rm -rf "$state"
+            echo "== $name: $b PoRep C2 jobs, $c WinningPoSt proofs idle and under them"
+            # shellcheck disable=SC2046
+            "$B" serve --listen 127.0.0.1:9830 \
+                --metrics-listen 127.0.0.1:9831 --state-dir "$state" --fil-param-dir "$PARAMS" \
+                --backend "${BACKEND:-cuda}" --verify true --urgent-priority 3 \
+                --gpu-workers-per-device "${GPU_WORKERS:-2}" --partition-workers "${PARTITION_WORKERS:-$(nproc)}" \
+                ${QUEUE_DEPTH:+--queue-depth "$QUEUE_DEPTH"} ${HOST_MEMORY_LIMIT:+--host-memory-limit "$HOST_MEMORY_LIMIT"} \
+                ${DEVICE_MEMORY_LIMIT:+--device-memory-limit "$DEVICE_MEMORY_LIMIT"} \
+                > "$OUT/$name-daemon.log" 2>&1 &
+            daemon=$!
+            for _ in $(seq 300); do grep -q "gRPC on" "$OUT/$name-daemon.log" && break; sleep 0.2; done
+            C=("$B" client --addr 127.0.0.1:9830)
+            "${C[@]}" preload "porep-$a" && "${C[@]}" preload "winning-post-$a" \
+                || { echo "   preload failed"; tail -n 5 "$OUT/$name-daemon.log"; }
+            # winning TAG: one WinningPoSt at HIGH, timed from submission to proof.
+            winning() {
+                local t0 t1
+                t0=$(date +%s.%N)
+                # shellcheck disable=SC2046
+                "${C[@]}" --json prove --kind winning-post --sector-size "$a" --priority high \
+                    $(inputs winning-post "$fx") --out "/tmp/$name-$1.proof" > "$OUT/$name-$1.json" 2>&1
+                local code=$?
+                t1=$(date +%s.%N)
+                echo "$1: exit $code, $(awk -v x="$t0" -v y="$t1" 'BEGIN {printf "%.3f", y - x}') s," \
+                     "verified: $(grep -c '"verified": *true' "$OUT/$name-$1.json")"
+            }
+            { for w in $(seq 1 "$c"); do winning "idle-$w"; done
+              jobs_=()
+              for p in $(seq 1 "$b"); do
+                  # shellcheck disable=SC2046
+                  jobs_+=("$("${C[@]}" submit --kind porep --sector-size "$a" $(inputs porep "$fx") 2>>"$OUT/$name-submit.log")")
+              done
+              echo "PoRep jobs: ${jobs_[*]}"
+              sleep "${URGENT_DELAY:-120}"
+              "${C[@]}" status > "$OUT/$name-status-busy.txt" 2>&1
+              for w in $(seq 1 "$c"); do winning "busy-$w"; sleep 5; done
+              for j in "${jobs_[@]}"; do
+                  "${C[@]}" --json await "$j" > "$OUT/$name-await-$j.json" 2>&1
+                  echo "PoRep $j: exit $?, verified: $(grep -c '"verified": *true' "$OUT/$name-await-$j.json")"
+              done
+            } 2>&1 | tee "$OUT/$name.txt"
+            "${C[@]}" metrics > "$OUT/$name-metrics.txt" 2>&1
+            grep '^cuzk_process_peak_resident_bytes' "$OUT/$name-metrics.txt" | tee -a "$OUT/$name.txt"
+            kill -TERM "$daemon"; wait "$daemon"; echo "   daemon exit $?" ;;
         cc) run "cc-$a" "${FIL_FIXTURES:-gpu-ref/fil-fixtures}" cc --sector-size "$a" --seed 1 \
                 --out "$FIXTURES/$a" --work /tmp/fil-fixtures-work ;;
         *) echo "unknown step $step" ;;
