@@ -26,6 +26,7 @@ mod partition;
 mod source;
 mod synthesis;
 mod verify;
+pub mod witness;
 pub mod workload;
 
 pub use error::PipelineError;
