@@ -267,7 +267,11 @@ impl Plan {
     pub fn witness_source(&self, mode: SynthesisMode) -> &'static str {
         match &self.filecoin {
             Some(request) if mode != SynthesisMode::Full => {
-                cuzk_pipeline::CircuitSource::witness_source(&**request)
+                let from = match mode {
+                    SynthesisMode::CompiledGadgets => cuzk_pipeline::Witness::Gadgets,
+                    _ => cuzk_pipeline::Witness::Native,
+                };
+                cuzk_pipeline::CircuitSource::witness_source(&**request, from)
             }
             _ => mode.witness_source(self.workload),
         }

@@ -12,6 +12,8 @@ use std::marker::PhantomData;
 
 use bellperson_lite::{AnyCircuit, CircuitV02, CompiledShape, ProvingAssignment, ShapedWitness};
 use blstrs::Scalar;
+use cuzk_pipeline::Witness;
+use ff::Field;
 use storage_proofs_core::compound_proof::{CircuitComponent, CompoundProof};
 use storage_proofs_core::parameter_cache::{CacheableParameters, ParameterSetMetadata};
 use storage_proofs_core::proof::ProofScheme;
@@ -25,18 +27,21 @@ pub trait Partitions: Send + Sync {
     /// Partition `k`'s circuit, synthesized in full.
     fn synthesize(&self, k: usize) -> Result<ProvingAssignment, FilecoinError>;
     /// Partition `k`'s witness on the compiled path of `shape` (compiled
-    /// from the blank circuit).
+    /// from the blank circuit): from the kind's native witness program
+    /// where it has one and `witness` asks for it, else from its gadgets.
     fn record_witness(
         &self,
         shape: &CompiledShape,
         k: usize,
+        witness: Witness,
     ) -> Result<ShapedWitness, FilecoinError>;
     /// Partition `k`'s public inputs (without `ONE`), as filecoin-proofs'
     /// verifier computes them.
     fn public_inputs(&self, k: usize) -> Result<Vec<Scalar>, FilecoinError>;
-    /// Where the compiled path's witness comes from: `gadgets, in pieces`
-    /// where the kind splits its circuit, else `gadgets`.
-    fn witness_source(&self) -> &'static str;
+    /// Where the compiled path's witness comes from when `witness` is
+    /// asked for: `native program`, `gadgets, in pieces` where the kind
+    /// splits its circuit, else `gadgets`.
+    fn witness_source(&self, witness: Witness) -> &'static str;
 }
 
 /// A kind's vanilla public parameters, public inputs and per-partition
@@ -50,8 +55,15 @@ pub(crate) struct Compound<S: ProofScheme<'static>, C, P> {
     /// [`CompiledShape::record_witness_pieces`]); `None`: the kind's
     /// circuit is recorded whole, on one core.
     pieces: Option<Pieces<S, C, P>>,
+    /// The kind's native witness program, if it has one.
+    native: Option<Native<S, C, P>>,
     pub(crate) _types: PhantomData<fn() -> (C, P)>,
 }
+
+/// Partition `k`'s aux assignment from a native witness program, for a
+/// shape of `num_aux` private variables.
+pub(crate) type Native<S, C, P> =
+    fn(&Compound<S, C, P>, usize, usize) -> Result<Vec<Scalar>, crate::native::NativeError>;
 
 /// Partition `k`'s circuit as pieces: each allocates the circuit's prefix
 /// and then a run of its independent blocks, the runs in order.
@@ -76,8 +88,16 @@ where
             pub_inputs,
             vanilla,
             pieces: None,
+            native: None,
             _types: PhantomData,
         }
+    }
+
+    /// Computes partitions' witnesses with `program`, a native witness
+    /// program, when a native witness is asked for.
+    pub(crate) fn with_native(mut self, program: Native<S, C, P>) -> Self {
+        self.native = Some(program);
+        self
     }
 
     /// Records partitions' witnesses in pieces, split by `pieces`, unless
@@ -141,7 +161,20 @@ where
         &self,
         shape: &CompiledShape,
         k: usize,
+        witness: Witness,
     ) -> Result<ShapedWitness, FilecoinError> {
+        if let (Witness::Native, Some(program)) = (witness, self.native) {
+            let native = |e| FilecoinError::NativeWitness {
+                partition: k,
+                source: e,
+            };
+            let aux = program(self, k, shape.num_aux()).map_err(native)?;
+            let mut input = vec![Scalar::ONE];
+            input.extend(self.public_inputs(k)?);
+            return shape
+                .value_witness(input, aux)
+                .map_err(|e| native(crate::native::NativeError::Shape(e)));
+        }
         let recorded = match self.pieces {
             None => shape.record_witness(CircuitV02(self.circuit(k)?)),
             Some(split) => {
@@ -155,10 +188,11 @@ where
         })
     }
 
-    fn witness_source(&self) -> &'static str {
-        match self.pieces {
-            Some(_) => "gadgets, in pieces",
-            None => "gadgets",
+    fn witness_source(&self, witness: Witness) -> &'static str {
+        match (witness, self.native, self.pieces) {
+            (Witness::Native, Some(_), _) => "native program",
+            (_, _, Some(_)) => "gadgets, in pieces",
+            _ => "gadgets",
         }
     }
 

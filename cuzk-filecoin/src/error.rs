@@ -104,6 +104,16 @@ pub enum FilecoinError {
         #[source]
         source: bellperson_lite::CompiledError,
     },
+    /// A partition's native witness program failed (inputs it cannot
+    /// prove, or a witness that does not fit the circuit's shape).
+    #[error("native witness of partition {partition} failed")]
+    NativeWitness {
+        /// The partition.
+        partition: usize,
+        /// The cause.
+        #[source]
+        source: crate::native::NativeError,
+    },
     /// Parameter generation failed.
     #[error("parameter generation failed")]
     Setup(#[source] Box<bellperson_lite::SetupError>),

@@ -39,6 +39,7 @@
 mod circuits;
 mod commitment;
 mod error;
+mod native;
 pub mod params;
 mod porep;
 mod post;
@@ -49,6 +50,7 @@ mod update;
 pub use circuits::Partitions;
 pub use commitment::{commitment, commitment_cid, CommitmentKind};
 pub use error::FilecoinError;
+pub use native::NativeError;
 pub use porep::SealIds;
 pub use post::PostInputs;
 pub use registry::{size_of_seal_proof_name, ProofKind, ProofVersion, RegisteredProof, SectorSize};

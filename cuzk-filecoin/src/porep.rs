@@ -210,7 +210,8 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
         pub_inputs,
         out.vanilla_proofs,
     )
-    .with_pieces(challenge_pieces::<Tree>);
+    .with_pieces(challenge_pieces::<Tree>)
+    .with_native(native_witness::<Tree>);
     Ok(FilecoinRequest::new(
         ProofKind::PoRep,
         size,
@@ -232,6 +233,25 @@ fn challenge_pieces<Tree: 'static + MerkleTreeTrait>(
         .iter()
         .map(|challenge| partitions.circuit_of(k, &vec![challenge.clone()]))
         .collect()
+}
+
+/// Partition `k`'s aux assignment from the PoRep witness program.
+fn native_witness<Tree: 'static + MerkleTreeTrait>(
+    partitions: &Compound<Scheme<Tree>, Circuit<Tree>, Comp<Tree>>,
+    k: usize,
+    num_aux: usize,
+) -> Result<Vec<blstrs::Scalar>, crate::NativeError> {
+    let vanilla = partitions
+        .vanilla
+        .get(k)
+        .ok_or(crate::NativeError::Missing("partition"))?;
+    crate::native::porep_partition(
+        &partitions.pub_params,
+        &partitions.pub_inputs,
+        vanilla,
+        k,
+        num_aux,
+    )
 }
 
 /// "miner N" for a prover id that is the LEB128 form of N, else the prover

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use bellperson_lite::{CompiledShape, Parameters, ProvingAssignment};
 use blstrs::Scalar;
+use cuzk_pipeline::Witness;
 use ff::Field;
 use supraseal_c2::{GpuLock, Srs};
 
@@ -283,7 +284,9 @@ impl FilecoinRequest {
     ) -> Result<ProvingAssignment, FilecoinError> {
         let assignment = match shape {
             None => self.partitions.synthesize(k)?,
-            Some(shape) => shape.evaluate(self.partitions.record_witness(shape, k)?),
+            Some(shape) => {
+                shape.evaluate(self.partitions.record_witness(shape, k, Witness::Native)?)
+            }
         };
         if assignment.public_inputs() != self.partitions.public_inputs(k)? {
             return Err(crate::error::bad(
@@ -314,12 +317,13 @@ impl cuzk_pipeline::CircuitSource for FilecoinRequest {
         &self,
         shape: &CompiledShape,
         index: usize,
+        witness: Witness,
     ) -> Result<bellperson_lite::ShapedWitness, cuzk_pipeline::SourceError> {
-        Ok(self.partitions.record_witness(shape, index)?)
+        Ok(self.partitions.record_witness(shape, index, witness)?)
     }
 
-    fn witness_source(&self) -> &'static str {
-        self.partitions.witness_source()
+    fn witness_source(&self, witness: Witness) -> &'static str {
+        self.partitions.witness_source(witness)
     }
 
     fn synthesize_full(

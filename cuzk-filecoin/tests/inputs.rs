@@ -12,6 +12,7 @@ use cuzk_filecoin::{
     CommitmentKind, FilecoinError, FilecoinRequest, ProofKind, RegisteredProof, SealIds,
     SectorSize, UpdateCommitments,
 };
+use cuzk_pipeline::Witness;
 use serde_json::Value;
 
 fn message(result: Result<FilecoinRequest, FilecoinError>) -> String {
@@ -61,9 +62,10 @@ fn partition_counts_and_ids() {
     assert!("post".parse::<ProofKind>().is_err());
 }
 
-/// The compiled path records PoRep and PoSt witnesses in pieces, in
-/// parallel (a challenge or a run of sectors each); every kind's result
-/// must be exactly what full synthesis by the gadgets gives.
+/// The compiled path records PoRep and PoSt witnesses from the gadgets in
+/// pieces, in parallel (a challenge or a run of sectors each); every kind's
+/// result must be exactly what full synthesis by the gadgets gives (the
+/// native programs are compared with this path in tests/native_witness.rs).
 #[test]
 fn compiled_witness_equals_full_synthesis_for_every_kind() {
     for kind in ProofKind::ALL {
@@ -73,12 +75,15 @@ fn compiled_witness_equals_full_synthesis_for_every_kind() {
             _ => "gadgets, in pieces",
         };
         assert_eq!(
-            cuzk_pipeline::CircuitSource::witness_source(&request),
+            cuzk_pipeline::CircuitSource::witness_source(&request, Witness::Gadgets),
             source
         );
         let shape = request.id().compile().expect("compile");
         for k in 0..request.partitions().count() {
-            let compiled = request.synthesize(k, Some(&shape)).expect("compiled");
+            let gadgets =
+                cuzk_pipeline::CircuitSource::record_witness(&request, &shape, k, Witness::Gadgets)
+                    .expect("gadgets' witness");
+            let compiled = shape.evaluate(gadgets);
             let full = request.synthesize(k, None).expect("full");
             assert_eq!(
                 compiled.first_difference(&full),

@@ -9,7 +9,7 @@ use std::time::Instant;
 use bellperson_lite::{CompiledShape, ProvingAssignment, ShapedWitness};
 use blstrs::Scalar;
 
-use crate::{Partition, PipelineError, ShapeCache, SynthesisMode};
+use crate::{Partition, PipelineError, ShapeCache, SynthesisMode, Witness};
 
 /// The errors a [`CircuitSource`] reports, kept with their chain.
 pub type SourceError = Box<dyn std::error::Error + Send + Sync>;
@@ -24,16 +24,21 @@ pub trait CircuitSource: Send + Sync + fmt::Debug {
     fn partitions(&self) -> usize;
     /// Compiles the circuit's shape (from its blank circuit).
     fn compile(&self) -> Result<CompiledShape, SourceError>;
-    /// Partition `index`'s witness on the compiled path of `shape` (on the
-    /// current rayon pool where the source records it in parallel).
+    /// Partition `index`'s witness on the compiled path of `shape`, from
+    /// the source's native witness program where it has one and `witness`
+    /// asks for it, else from its gadgets (on the current rayon pool where
+    /// the source computes it in parallel).
     fn record_witness(
         &self,
         shape: &CompiledShape,
         index: usize,
+        witness: Witness,
     ) -> Result<ShapedWitness, SourceError>;
-    /// Where the compiled path's witness comes from, as reports name it
-    /// (e.g. `gadgets, in pieces`).
-    fn witness_source(&self) -> &'static str {
+    /// Where the compiled path's witness comes from when `witness` is asked
+    /// for, as reports name it (e.g. `native program`, `gadgets, in
+    /// pieces`).
+    fn witness_source(&self, witness: Witness) -> &'static str {
+        let _ = witness;
         "gadgets"
     }
     /// Partition `index` synthesized in full.
@@ -45,8 +50,11 @@ pub trait CircuitSource: Send + Sync + fmt::Debug {
 
 /// Synthesizes partition `index` of `source` in `mode` (full, or compiled
 /// with the shape taken from `cache` under the source's key); the witness
-/// and the matrix products run on `pool` when given. The recorded public inputs are
-/// checked against the source's. The partition's seed is its index.
+/// and the matrix products run on `pool` when given. The recorded public
+/// inputs are checked against the source's. In `checked:N` mode every
+/// N-th partition's witness (the native program's, where the source has
+/// one) is compared with its gadgets' and fails on any difference. The
+/// partition's seed is its index.
 pub fn synthesize_source(
     mode: SynthesisMode,
     cache: &ShapeCache,
@@ -63,15 +71,33 @@ pub fn synthesize_source(
             return Ok((source.synthesize_full(index).map_err(failed)?, None));
         }
         let shape = cache.get_or_compile(&source.circuit_key(), || source.compile())?;
+        let from = match mode {
+            SynthesisMode::CompiledGadgets => Witness::Gadgets,
+            _ => Witness::Native,
+        };
         let started = Instant::now();
         // On `pool` too: a source may record its witness in parallel.
-        let record = || source.record_witness(&shape, index);
-        let witness = match pool {
-            Some(pool) => pool.install(record),
-            None => record(),
-        }
-        .map_err(failed)?;
+        let record = |from| match pool {
+            Some(pool) => pool.install(|| source.record_witness(&shape, index, from)),
+            None => source.record_witness(&shape, index, from),
+        };
+        let witness = record(from).map_err(failed)?;
         let witness_ns = started.elapsed().as_nanos() as u64;
+        if let SynthesisMode::Checked { every } = mode {
+            if (index as u64).is_multiple_of(every.max(1)) {
+                let gadgets = record(Witness::Gadgets).map_err(failed)?;
+                if let Some(what) = witness.first_difference(&gadgets) {
+                    return Err(PipelineError::Source {
+                        circuit: source.circuit_key(),
+                        source: format!(
+                            "partition {index}: the {} witness differs from the gadgets' at {what}",
+                            source.witness_source(from)
+                        )
+                        .into(),
+                    });
+                }
+            }
+        }
         Ok(crate::synthesis::evaluate_timed(
             &shape, witness, witness_ns, pool,
         ))

@@ -362,6 +362,25 @@ impl CompiledShape {
         })
     }
 
+    /// A witness computed natively rather than by the circuit's gadgets,
+    /// checked to fit this shape: `input` (`ONE` first) and the aux
+    /// assignment. Finish with [`evaluate`](Self::evaluate).
+    ///
+    /// As with [`bit_witness`](Self::bit_witness), only the counts are
+    /// checked here; [`ShapedWitness::first_difference`] against the
+    /// gadgets' witness checks the values.
+    pub fn value_witness(
+        &self,
+        input: Vec<Scalar>,
+        aux: Vec<Scalar>,
+    ) -> Result<ShapedWitness, CompiledError> {
+        self.check_counts(input.len(), aux.len(), None)?;
+        Ok(ShapedWitness {
+            input,
+            aux: Aux::Values(aux),
+        })
+    }
+
     /// The second, parallel half of synthesis: the sealed assignment of a
     /// witness that fits this shape, its evaluations computed as matrix
     /// products on the current rayon pool.
@@ -496,10 +515,43 @@ pub struct ShapedWitness {
     aux: Aux,
 }
 
+impl ShapedWitness {
+    /// The first place where this witness and `other` differ (`input[3]`,
+    /// `aux[1234]`, or a length), or `None` when they are equal: a native
+    /// witness checked against the gadgets'.
+    pub fn first_difference(&self, other: &ShapedWitness) -> Option<String> {
+        let first = |what: &str, a: &[Scalar], b: &[Scalar]| {
+            if a.len() != b.len() {
+                return Some(format!("{what} length ({} against {})", a.len(), b.len()));
+            }
+            (0..a.len())
+                .into_par_iter()
+                .with_min_len(1 << 16)
+                .find_first(|&i| a[i] != b[i])
+                .map(|i| format!("{what}[{i}] of {}", a.len()))
+        };
+        let (a, b) = (self.aux.values(), other.aux.values());
+        first("input", &self.input, &other.input).or_else(|| first("aux", &a, &b))
+    }
+}
+
 #[derive(Clone, Debug)]
 enum Aux {
     Values(Vec<Scalar>),
     Bits(BitWitness),
+}
+
+impl Aux {
+    /// The values, bits expanded.
+    fn values(&self) -> std::borrow::Cow<'_, [Scalar]> {
+        match self {
+            Aux::Values(values) => std::borrow::Cow::Borrowed(values),
+            Aux::Bits(bits) => (0..bits.len)
+                .map(|i| Scalar::from(u64::from(bits.get(i))))
+                .collect::<Vec<_>>()
+                .into(),
+        }
+    }
 }
 
 /// A private witness of bits, computed natively (see
