@@ -12,6 +12,10 @@
 #                            2 GPU workers, every proof verified (TAG names
 #                            its log and JSON apart from another run's, e.g.
 #                            one with CUZK_WITNESS_PIECES=0)
+#   synth:KIND:SIZE[:P]      cuzk synth on the fixture of SIZE: the first P
+#                            partitions (default 1) on the compiled path,
+#                            the witness from the gadgets and from the
+#                            native program side by side, checked equal
 #   ref:SIZE:N               filecoin-proofs' seal_commit_phase2 (bellperson
 #                            0.27 + supraseal-c2) on the same C1, N requests
 #   refs:SIZE:N:P            P such processes at once on the same GPU (what a
@@ -41,7 +45,8 @@
 # Bench concurrency: PARTITION_WORKERS (default: the cores), GPU_WORKERS
 # (default 2), QUEUE_DEPTH (default: the engine's), HOST_MEMORY_LIMIT (e.g.
 # 96GiB; default the engine's, 85 % of the machine), DEVICE_MEMORY_LIMIT
-# (e.g. 24GiB: the device memory cuzk may use, as on a smaller card); at 32
+# (e.g. 24GiB: the device memory cuzk may use, as on a smaller card),
+# SYNTHESIS (e.g. compiled-gadgets: the witness from the gadgets); at 32
 # GiB host memory bounds them (a partition in flight holds about 17 GB).
 # STEP_TIMEOUT (seconds, default 900) bounds each step. BACKEND=cpu runs the benches on the CPU backend (a check without a GPU).
 set -uo pipefail
@@ -113,7 +118,13 @@ for step in "$@"; do
                 --partition-workers "${PARTITION_WORKERS:-$(nproc)}" ${QUEUE_DEPTH:+--queue-depth "$QUEUE_DEPTH"} \
                 ${HOST_MEMORY_LIMIT:+--host-memory-limit "$HOST_MEMORY_LIMIT"} \
                 ${DEVICE_MEMORY_LIMIT:+--device-memory-limit "$DEVICE_MEMORY_LIMIT"} \
+                ${SYNTHESIS:+--synthesis "$SYNTHESIS"} \
                 --json "$OUT/bench-$a-$b${d:+-$d}.json" ;;
+        synth)
+            fx=$(fixture "$b")
+            # shellcheck disable=SC2046
+            run "synth-$a-$b" "$B" synth --kind "$a" --sector-size "$b" $(inputs "$a" "$fx") \
+                --partitions "${c:-1}" --repeat 1 ;;
         ref)
             fx=$(fixture "$a")
             run "ref-porep-$a" "$REF" c2-bench --c1 "$fx/c1.json" --param-dir "$PARAMS" --requests "$b" \

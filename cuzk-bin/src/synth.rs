@@ -1,16 +1,19 @@
 //! `cuzk synth`: synthesis of one request, full against compiled (witness
 //! from the gadgets, and from the native witness program where the workload
 //! has one), with the witness / matrix-product split and the memory held.
+//! With `--kind`, a Filecoin request's partitions: the witness from the
+//! gadgets and from the native program side by side, checked equal.
 
 use std::time::Instant;
 
 use clap::Args;
 use cuzk_pipeline::{
-    partition_seed, synthesize_compiled, synthesize_partition, Partition, PipelineError, Witness,
-    Workload,
+    partition_seed, synthesize_compiled, synthesize_partition, CircuitSource, Partition,
+    PipelineError, Witness, Workload,
 };
 use rayon::prelude::*;
 
+use crate::filecoin::{InputArgs, KindArgs};
 use crate::single::WorkloadArgs;
 use crate::CliResult;
 
@@ -19,6 +22,10 @@ use crate::CliResult;
 pub struct SynthArgs {
     #[command(flatten)]
     workload: WorkloadArgs,
+    #[command(flatten)]
+    kind: KindArgs,
+    #[command(flatten)]
+    input: InputArgs,
     /// Partitions in the request (synthesized in parallel, one per core).
     #[arg(long, default_value_t = 10)]
     partitions: usize,
@@ -29,6 +36,9 @@ pub struct SynthArgs {
 
 /// `cuzk synth`.
 pub fn synth(args: &SynthArgs) -> CliResult {
+    if args.kind.kind.is_some() {
+        return synth_filecoin(args).map_err(|e| -> Box<dyn std::error::Error> { e });
+    }
     let workload = Workload::new(&args.workload.workload, args.workload.size)?;
     crate::checks::positive("--partitions", args.partitions)?;
     crate::checks::positive("--repeat", args.repeat)?;
@@ -87,6 +97,65 @@ pub fn synth(args: &SynthArgs) -> CliResult {
             "per-partition working set: {:.1} MiB",
             mib(sample.assignment.heap_bytes())
         );
+    }
+    Ok(())
+}
+
+/// `cuzk synth --kind K ...`: each of the request's partitions (up to
+/// `--partitions`) on the compiled path, one at a time on every core, the
+/// witness from the gadgets and from the native program where the kind has
+/// one, the two compared value for value.
+fn synth_filecoin(args: &SynthArgs) -> Result<(), crate::filecoin::AnyError> {
+    crate::checks::positive("--repeat", args.repeat)?;
+    let request = crate::filecoin::request(&args.kind, &args.input)?;
+    let count = request.partitions().count().min(args.partitions);
+    println!(
+        "{}: {count} of {} partitions, {} threads",
+        request.id(),
+        request.partitions().count(),
+        rayon::current_num_threads()
+    );
+    let started = Instant::now();
+    let shape = request.id().compile()?;
+    println!(
+        "compile once: {:.2} s; {} constraints, {} aux variables, {} non-zero terms, {:.1} MiB",
+        started.elapsed().as_secs_f64(),
+        shape.num_constraints(),
+        shape.num_aux(),
+        shape.nnz(),
+        mib(shape.heap_bytes())
+    );
+    let mut sources = vec![Witness::Gadgets];
+    if request.witness_source(Witness::Native) != request.witness_source(Witness::Gadgets) {
+        sources.push(Witness::Native);
+    }
+    for k in 0..count {
+        let mut witnesses = Vec::new();
+        for &from in &sources {
+            let mut witness = None;
+            let secs = median_secs(args.repeat, || -> Result<(), crate::filecoin::AnyError> {
+                witness = Some(request.record_witness(&shape, k, from)?);
+                Ok(())
+            })?;
+            let witness = witness.expect("recorded at least once");
+            let started = Instant::now();
+            let assignment = shape.evaluate(witness.clone());
+            println!(
+                "partition {k}, {} witness: {secs:.3} s, matrix products {:.3} s",
+                request.witness_source(from),
+                started.elapsed().as_secs_f64()
+            );
+            drop(assignment);
+            witnesses.push(witness);
+        }
+        if let [gadgets, native] = &witnesses[..] {
+            match native.first_difference(gadgets) {
+                None => println!("partition {k}: native witness equals the gadgets'"),
+                Some(at) => {
+                    return Err(format!("partition {k}: native witness differs at {at}").into())
+                }
+            }
+        }
     }
     Ok(())
 }
