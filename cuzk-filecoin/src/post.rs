@@ -122,7 +122,8 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
         pub_inputs,
         vanilla_partitions,
     )
-    .with_pieces(sector_pieces::<Tree>);
+    .with_pieces(sector_pieces::<Tree>)
+    .with_native(native_witness::<Tree>);
     Ok(FilecoinRequest::new(
         kind,
         size,
@@ -153,6 +154,22 @@ fn sector_pieces<Tree: 'static + MerkleTreeTrait>(
         rest = tail;
     }
     Ok(pieces)
+}
+
+/// Partition `k`'s aux assignment from the PoSt witness program.
+fn native_witness<Tree: 'static + MerkleTreeTrait>(
+    partitions: &Compound<Scheme<Tree>, Circuit<Tree>, Comp<Tree>>,
+    k: usize,
+    num_aux: usize,
+) -> Result<Vec<blstrs::Scalar>, crate::NativeError> {
+    let circuit = partitions
+        .circuit(k)
+        .map_err(|e| crate::NativeError::Unsupported(e.to_string()))?;
+    let vanilla = partitions
+        .vanilla
+        .get(k)
+        .ok_or(crate::NativeError::Missing("partition"))?;
+    crate::native::post_partition(&circuit, vanilla, num_aux)
 }
 
 /// The sectors' vanilla proofs, as many as the PoSt proves.

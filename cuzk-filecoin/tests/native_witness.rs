@@ -30,3 +30,12 @@ fn porep_native_witness_is_the_gadgets_witness() {
     );
     compare(&request);
 }
+
+#[test]
+fn post_native_witnesses_are_the_gadgets_witnesses() {
+    for kind in [ProofKind::WinningPoSt, ProofKind::WindowPoSt] {
+        let request = common::request(kind);
+        assert_eq!(request.witness_source(Witness::Native), "native program");
+        compare(&request);
+    }
+}

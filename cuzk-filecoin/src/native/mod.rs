@@ -21,12 +21,14 @@ mod merkle;
 mod num;
 mod porep;
 mod poseidon;
+mod post;
 
 use bellperson_lite::CompiledError;
 use cuzk_pipeline::witness::SliceSink;
 use rayon::prelude::*;
 
 pub(crate) use porep::partition as porep_partition;
+pub(crate) use post::partition as post_partition;
 
 /// Why a native witness could not be computed.
 #[derive(Debug, thiserror::Error)]
