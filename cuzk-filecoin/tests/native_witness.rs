@@ -1,41 +1,100 @@
 //! The native witness programs against storage-proofs' gadgets: value for
-//! value, for every partition of the 2 KiB fixtures, and a tampered input
-//! refused as the gadgets' witness would fail to satisfy the circuit.
+//! value, for every partition of the sealed 2 KiB and 8 MiB fixtures.
 
 mod common;
 
-use cuzk_filecoin::{FilecoinRequest, ProofKind};
+use std::path::Path;
+
+use cuzk_filecoin::{FilecoinRequest, PostInputs, ProofKind, SealIds, SectorSize};
 use cuzk_pipeline::{CircuitSource, Witness};
+use serde_json::Value;
+
+/// The kinds with a native witness program.
+const NATIVE: [ProofKind; 3] = [
+    ProofKind::PoRep,
+    ProofKind::WinningPoSt,
+    ProofKind::WindowPoSt,
+];
 
 fn compare(request: &FilecoinRequest) {
+    assert_eq!(request.witness_source(Witness::Native), "native program");
     let shape = request.id().compile().expect("compile");
     for k in 0..request.partitions().count() {
         let native = request
             .record_witness(&shape, k, Witness::Native)
-            .unwrap_or_else(|e| panic!("native witness of partition {k}: {e:?}"));
+            .unwrap_or_else(|e| panic!("{}: native witness of partition {k}: {e:?}", request.id()));
         let gadgets = request
             .record_witness(&shape, k, Witness::Gadgets)
             .expect("gadgets' witness");
-        assert_eq!(native.first_difference(&gadgets), None, "partition {k}");
+        assert_eq!(
+            native.first_difference(&gadgets),
+            None,
+            "{} partition {k}",
+            request.id()
+        );
+    }
+}
+
+/// The request of `kind` from the fixture in `fixtures/<dir>`.
+fn request_in(dir: &str, size: SectorSize, kind: ProofKind) -> FilecoinRequest {
+    let read = |name: &str| common::fixture_in(dir, name);
+    let meta: Value = serde_json::from_slice(&read("meta.json")).expect("meta.json");
+    let prover_id = common::hex32(&meta["prover_id"]);
+    let files = |list: &Value| -> Vec<Vec<u8>> {
+        let list = list.as_array().expect("a list of files");
+        list.iter()
+            .map(|f| read(f.as_str().expect("name")))
+            .collect()
+    };
+    let post = |section: &str| PostInputs {
+        randomness: common::hex32(&meta[section]["randomness"]),
+        prover_id,
+        partition_index: meta[section]["partition_index"].as_u64().unwrap_or(0) as usize,
+    };
+    let made = match kind {
+        ProofKind::PoRep => {
+            let ids = SealIds {
+                prover_id,
+                sector_id: meta["sector_id"].as_u64().expect("sector_id"),
+            };
+            FilecoinRequest::porep(&read("c1-curio.json"), Some(size), ids)
+        }
+        ProofKind::WinningPoSt => FilecoinRequest::winning_post(
+            size,
+            post("winning"),
+            &files(&meta["winning"]["vanilla_proofs"]),
+        ),
+        ProofKind::WindowPoSt => FilecoinRequest::window_post(
+            size,
+            post("window"),
+            &files(&meta["window"]["vanilla_proofs"]),
+        ),
+        ProofKind::SnapDeals => unreachable!("no native SnapDeals witness"),
+    };
+    made.unwrap_or_else(|e| panic!("{kind} from fixtures/{dir}: {e}"))
+}
+
+#[test]
+fn native_witnesses_are_the_gadgets_witnesses_at_2kib() {
+    for kind in NATIVE {
+        compare(&common::request(kind));
     }
 }
 
 #[test]
-fn porep_native_witness_is_the_gadgets_witness() {
-    let request = common::request(ProofKind::PoRep);
-    assert_eq!(request.witness_source(Witness::Native), "native program");
-    assert_eq!(
-        request.witness_source(Witness::Gadgets),
-        "gadgets, in pieces"
-    );
-    compare(&request);
+fn native_witnesses_are_the_gadgets_witnesses_at_8mib() {
+    assert!(Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/8MiB")
+        .is_dir());
+    for kind in NATIVE {
+        compare(&request_in("8MiB", SectorSize::S8MiB, kind));
+    }
 }
 
 #[test]
-fn post_native_witnesses_are_the_gadgets_witnesses() {
-    for kind in [ProofKind::WinningPoSt, ProofKind::WindowPoSt] {
-        let request = common::request(kind);
-        assert_eq!(request.witness_source(Witness::Native), "native program");
-        compare(&request);
-    }
+fn the_gadgets_stay_available_and_snap_deals_uses_them() {
+    let porep = common::request(ProofKind::PoRep);
+    assert_eq!(porep.witness_source(Witness::Gadgets), "gadgets, in pieces");
+    let snap = common::request(ProofKind::SnapDeals);
+    assert_eq!(snap.witness_source(Witness::Native), "gadgets");
 }
