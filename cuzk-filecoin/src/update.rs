@@ -128,11 +128,25 @@ fn request_for<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         )
     });
     let partitions =
-        Compound::<Scheme<Tree>, Circuit<Tree>, Comp<Tree>>::new(pp, pub_inputs, proofs);
+        Compound::<Scheme<Tree>, Circuit<Tree>, Comp<Tree>>::new(pp, pub_inputs, proofs)
+            .with_native(native_witness::<Tree>);
     Ok(FilecoinRequest::new(
         ProofKind::SnapDeals,
         size,
         Box::new(partitions),
         verifier,
     ))
+}
+
+/// Partition `k`'s aux assignment from the SnapDeals witness program (its
+/// values taken from the partition's circuit).
+fn native_witness<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    partitions: &Compound<Scheme<Tree>, Circuit<Tree>, Comp<Tree>>,
+    k: usize,
+    num_aux: usize,
+) -> Result<Vec<blstrs::Scalar>, crate::NativeError> {
+    let circuit = partitions
+        .circuit(k)
+        .map_err(|e| crate::NativeError::Unsupported(e.to_string()))?;
+    crate::native::update_partition(&circuit, num_aux)
 }

@@ -1,20 +1,19 @@
 //! The native witness programs against storage-proofs' gadgets: value for
-//! value, for every partition of the sealed 2 KiB and 8 MiB fixtures.
+//! value, for every kind and every partition of the sealed 2 KiB and 8 MiB
+//! fixtures.
 
 mod common;
 
 use std::path::Path;
 
-use cuzk_filecoin::{FilecoinRequest, PostInputs, ProofKind, SealIds, SectorSize};
+use cuzk_filecoin::{
+    FilecoinRequest, PostInputs, ProofKind, SealIds, SectorSize, UpdateCommitments,
+};
 use cuzk_pipeline::{CircuitSource, Witness};
 use serde_json::Value;
 
-/// The kinds with a native witness program.
-const NATIVE: [ProofKind; 3] = [
-    ProofKind::PoRep,
-    ProofKind::WinningPoSt,
-    ProofKind::WindowPoSt,
-];
+/// Every kind has a native witness program.
+const NATIVE: [ProofKind; 4] = ProofKind::ALL;
 
 fn compare(request: &FilecoinRequest) {
     assert_eq!(request.witness_source(Witness::Native), "native program");
@@ -69,7 +68,15 @@ fn request_in(dir: &str, size: SectorSize, kind: ProofKind) -> FilecoinRequest {
             post("window"),
             &files(&meta["window"]["vanilla_proofs"]),
         ),
-        ProofKind::SnapDeals => unreachable!("no native SnapDeals witness"),
+        ProofKind::SnapDeals => {
+            let snap = &meta["snap"];
+            let comms = UpdateCommitments {
+                comm_r_old: common::hex32(&snap["comm_r_old"]),
+                comm_r_new: common::hex32(&snap["comm_r_new"]),
+                comm_d_new: common::hex32(&snap["comm_d_new"]),
+            };
+            FilecoinRequest::snap_deals(size, comms, &files(&snap["partition_proofs"]))
+        }
     };
     made.unwrap_or_else(|e| panic!("{kind} from fixtures/{dir}: {e}"))
 }
@@ -92,9 +99,9 @@ fn native_witnesses_are_the_gadgets_witnesses_at_8mib() {
 }
 
 #[test]
-fn the_gadgets_stay_available_and_snap_deals_uses_them() {
+fn the_gadgets_stay_available() {
     let porep = common::request(ProofKind::PoRep);
     assert_eq!(porep.witness_source(Witness::Gadgets), "gadgets, in pieces");
     let snap = common::request(ProofKind::SnapDeals);
-    assert_eq!(snap.witness_source(Witness::Native), "gadgets");
+    assert_eq!(snap.witness_source(Witness::Gadgets), "gadgets");
 }

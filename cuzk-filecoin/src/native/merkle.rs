@@ -23,6 +23,9 @@ pub(crate) enum TreeHash {
 /// siblings and the node's index among the level's children.
 pub(crate) type Path = [(Vec<Option<Scalar>>, Option<usize>)];
 
+/// An owned [`Path`].
+pub(crate) type PathVec = Vec<(Vec<Option<Scalar>>, Option<usize>)>;
+
 /// The root that `leaf` and `path` give, allocating what `PoRCircuit`
 /// allocates for them (the leaf and the root are allocated elsewhere).
 pub(crate) fn root<S: NumSink + ?Sized>(
@@ -43,13 +46,46 @@ pub(crate) fn root<S: NumSink + ?Sized>(
             .map(|s| s.map(|s| sink.num(s)))
             .collect::<Option<Vec<Scalar>>>()
             .ok_or(NativeError::Missing("a Merkle path sibling"))?;
-        let children = insert(sink, &cur, &index_bits, &siblings);
-        cur = match hash {
-            TreeHash::Sha256 => sha256_leaves(sink, &children),
-            TreeHash::Poseidon => poseidon_any(sink, &children)?,
-        };
+        cur = level(sink, hash, &cur, &index_bits, &siblings)?;
     }
     Ok(cur)
+}
+
+/// `por_no_challenge_input`: the root that `leaf` and `siblings` (already
+/// allocated, level by level) give, the insertion indexes taken from
+/// `bits` in order (the challenge's bits, least significant first).
+pub(crate) fn root_of_bits<S: NumSink + ?Sized>(
+    sink: &mut S,
+    hash: TreeHash,
+    leaf: Scalar,
+    bits: &[Bit],
+    siblings: &[Vec<Scalar>],
+) -> Result<Scalar, NativeError> {
+    let mut cur = leaf;
+    let mut bits = bits.iter().copied();
+    for level_siblings in siblings {
+        let arity = level_siblings.len() + 1;
+        let index_bits: Vec<Bit> = (0..arity.trailing_zeros())
+            .map(|_| bits.next().ok_or(NativeError::Missing("a challenge bit")))
+            .collect::<Result<_, _>>()?;
+        cur = level(sink, hash, &cur, &index_bits, level_siblings)?;
+    }
+    Ok(cur)
+}
+
+/// One level of a path: the node inserted among its siblings, hashed.
+fn level<S: NumSink + ?Sized>(
+    sink: &mut S,
+    hash: TreeHash,
+    cur: &Scalar,
+    index_bits: &[Bit],
+    siblings: &[Scalar],
+) -> Result<Scalar, NativeError> {
+    let children = insert(sink, cur, index_bits, siblings);
+    Ok(match hash {
+        TreeHash::Sha256 => sha256_leaves(sink, &children),
+        TreeHash::Poseidon => poseidon_any(sink, &children)?,
+    })
 }
 
 /// `Sha256Function::hash_multi_leaf_circuit` (and `hash2_circuit`): each

@@ -22,6 +22,7 @@ mod num;
 mod porep;
 mod poseidon;
 mod post;
+mod update;
 
 use bellperson_lite::CompiledError;
 use cuzk_pipeline::witness::SliceSink;
@@ -29,6 +30,7 @@ use rayon::prelude::*;
 
 pub(crate) use porep::partition as porep_partition;
 pub(crate) use post::partition as post_partition;
+pub(crate) use update::partition as update_partition;
 
 /// Why a native witness could not be computed.
 #[derive(Debug, thiserror::Error)]

@@ -169,7 +169,7 @@ fn insert_any<S: NumSink + ?Sized>(
 
 /// `insertion::select`: the element of `from` that `bits` index, halving
 /// from the most significant bit.
-fn select<S: NumSink + ?Sized>(sink: &mut S, from: &[Scalar], bits: &[Bit]) -> Scalar {
+pub(crate) fn select<S: NumSink + ?Sized>(sink: &mut S, from: &[Scalar], bits: &[Bit]) -> Scalar {
     let mut state = from.to_vec();
     for &bit in bits.iter().rev() {
         let half = state.len() / 2;

@@ -18,7 +18,7 @@ use storage_proofs_core::drgraph::Graph;
 use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait, MerkleTreeTrait};
 use storage_proofs_porep::stacked::{self, PublicInputs, PublicParams};
 
-use super::merkle::{poseidon_any, root, TreeHash};
+use super::merkle::{poseidon_any, root, PathVec, TreeHash};
 use super::num::{pack_bits, reverse_bit_numbering, to_bits_le};
 use super::{check_equal, NativeError};
 
@@ -52,7 +52,7 @@ struct Column<D> {
 /// One parent's column, and its path in tree C.
 struct Opening {
     rows: Vec<Scalar>,
-    path: Vec<(Vec<Option<Scalar>>, Option<usize>)>,
+    path: PathVec,
 }
 
 fn opening<Tree: MerkleTreeTrait>(

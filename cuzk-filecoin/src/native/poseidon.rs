@@ -12,6 +12,7 @@ use blstrs::Scalar;
 use cuzk_pipeline::witness::NumSink;
 use ff::Field;
 use filecoin_hashers::PoseidonArity;
+use neptune::poseidon::PoseidonConstants;
 
 /// A state element: its value, and whether the circuit holds it allocated.
 #[derive(Clone, Copy)]
@@ -37,13 +38,22 @@ impl Elt {
     }
 }
 
-/// `circuit::poseidon_hash` of `preimage` (arity `A`): the hash, with every
-/// variable the circuit allocates written to `sink`.
+/// `circuit::poseidon_hash` of `preimage` (arity `A`, its standard
+/// constants): the hash, with every variable the circuit allocates written
+/// to `sink`.
 pub(crate) fn hash<S: NumSink + ?Sized, A: PoseidonArity>(
     sink: &mut S,
     preimage: &[Scalar],
 ) -> Scalar {
-    let constants = A::PARAMETERS();
+    hash_with(sink, preimage, A::PARAMETERS())
+}
+
+/// [`hash`] with `constants` (another hash type's domain tag).
+pub(crate) fn hash_with<S: NumSink + ?Sized, A: PoseidonArity>(
+    sink: &mut S,
+    preimage: &[Scalar],
+    constants: &PoseidonConstants<Scalar, A>,
+) -> Scalar {
     assert_eq!(preimage.len(), A::to_usize(), "a preimage of the arity");
     let mut state = Vec::with_capacity(preimage.len() + 1);
     state.push(Elt::num(constants.domain_tag));
@@ -72,7 +82,7 @@ pub(crate) fn hash<S: NumSink + ?Sized, A: PoseidonArity>(
 }
 
 struct Circuit<'a, A: PoseidonArity> {
-    constants: &'a neptune::poseidon::PoseidonConstants<Scalar, A>,
+    constants: &'a PoseidonConstants<Scalar, A>,
     state: Vec<Elt>,
     /// Into the compressed round constants.
     offset: usize,

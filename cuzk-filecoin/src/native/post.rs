@@ -9,7 +9,7 @@ use filecoin_hashers::Hasher;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_post::fallback::{self, FallbackPoStCircuit};
 
-use super::merkle::{poseidon_any, root, TreeHash};
+use super::merkle::{poseidon_any, root, PathVec, TreeHash};
 use super::{check_equal, NativeError};
 
 /// The aux assignment of `circuit` (partition `k`'s circuit, which holds
@@ -50,7 +50,7 @@ fn sector_block<Tree: MerkleTreeTrait, S: NumSink + ?Sized>(
     sink: &mut S,
     i: usize,
     sector: &fallback::Sector<Tree>,
-    paths: Vec<Vec<(Vec<Option<Scalar>>, Option<usize>)>>,
+    paths: Vec<PathVec>,
 ) -> Result<(), NativeError> {
     let missing = NativeError::Missing;
     let comm_r_last = sink.num(sector.comm_r_last.ok_or(missing("comm_r_last"))?);
