@@ -60,20 +60,23 @@ pub(crate) fn blocks<T: Sync>(
     blocks: &[T],
     fill: impl Fn(&T, &mut SliceSink<'_>) -> Result<(), NativeError> + Sync,
 ) -> Result<Vec<blstrs::Scalar>, NativeError> {
-    let rest = num_aux.checked_sub(prefix.len()).unwrap_or(usize::MAX);
-    let n = blocks.len().max(1);
-    if rest == usize::MAX || !rest.is_multiple_of(n) {
-        return Err(NativeError::Shape(CompiledError::ShapeMismatch {
+    let layout = || {
+        NativeError::Shape(CompiledError::ShapeMismatch {
             what: "aux variables after the prefix, by block",
             expected: num_aux,
             got: prefix.len(),
-        }));
-    }
-    let block = rest / n;
+        })
+    };
+    let rest = num_aux.checked_sub(prefix.len()).ok_or_else(layout)?;
+    let block = match blocks.len() {
+        0 if rest == 0 => return Ok(prefix),
+        n if n > 0 && rest > 0 && rest.is_multiple_of(n) => rest / n,
+        _ => return Err(layout()),
+    };
     // Zeroed in parallel, written in parallel: one pass over the pages each.
     prefix.par_extend(rayon::iter::repeat_n(blstrs::Scalar::from(0u64), rest));
     let (_, tail) = prefix.split_at_mut(num_aux - rest);
-    tail.par_chunks_mut(block.max(1))
+    tail.par_chunks_mut(block)
         .zip(blocks)
         .try_for_each(|(out, item)| {
             let mut sink = SliceSink::new(out);
