@@ -68,7 +68,7 @@ impl SparseMatrix {
     pub(crate) fn mul_vec<F>(
         &self,
         z: &Assignment<'_>,
-        table: &[Scalar],
+        coeffs: &Coefficients,
         len: usize,
         tail: F,
     ) -> HostVec<Scalar>
@@ -77,47 +77,67 @@ impl SparseMatrix {
     {
         let rows = self.rows();
         debug_assert!(len >= rows);
+        // Input 0 is `ONE` in every assignment the prover makes; a test's
+        // may differ, and then it is multiplied like the others.
+        let one = match z.input.first() == Some(&Scalar::ONE) {
+            true => INPUT_TAG,
+            false => u32::MAX,
+        };
         HostVec::from_par_fn(len, |i| match i.checked_sub(rows) {
-            None => self.row_dot(i, z, table),
+            None => self.row_dot(i, z, coeffs, one),
             Some(k) => tail(k),
         })
     }
 
-    /// Row `row` of `self · z`. An aux value of 0 is skipped and one of 1
-    /// adds its coefficient (or counts, for `±ONE`), both read from the
-    /// kind bitmaps; only inputs and other aux values are multiplied.
-    fn row_dot(&self, row: usize, z: &Assignment<'_>, table: &[Scalar]) -> Scalar {
+    /// Row `row` of `self · z`. The aux values that are 1 (the kind
+    /// bitmaps say which) are summed without a branch on the value when
+    /// their coefficient is `±2^e`, as an integer (a bit-valued circuit's
+    /// packing and sums: almost every term of SHA-256); a 0 adds nothing;
+    /// only inputs and other aux values are multiplied.
+    ///
+    /// `one` is the column of an input known to be `ONE` (or `u32::MAX`),
+    /// added like an aux value of 1.
+    fn row_dot(&self, row: usize, z: &Assignment<'_>, coeffs: &Coefficients, one: u32) -> Scalar {
         let span = self.row_starts[row] as usize..self.row_starts[row + 1] as usize;
+        let table = &coeffs.values[..];
         let mut acc = Scalar::ZERO;
-        let mut units = 0i64;
+        let mut powers = Powers::default();
         let times = |v: &Scalar, coeff: u32, acc: &mut Scalar| match coeff {
             COEFF_ONE => *acc += v,
             COEFF_MINUS_ONE => *acc -= v,
             k => *acc += *v * table[k as usize],
         };
-        // The proving hot path: the slices zipped by reference, as measured
-        // on the H200 (not through `row_terms`).
+        // The proving hot path: the slices zipped by reference (not through
+        // `row_terms`), and no branch on whether a bit is 0 or 1, which is
+        // as good as random in SHA-256.
+        let mut multiplied = false;
         for (&col, &coeff) in self.cols[span.clone()].iter().zip(&self.coeffs[span]) {
+            let class = coeffs.classes[coeff as usize];
             if col & INPUT_TAG != 0 {
-                times(&z.input[(col & !INPUT_TAG) as usize], coeff, &mut acc);
+                if col == one && class & GENERAL == 0 {
+                    powers.add(class, 1);
+                } else {
+                    times(&z.input[(col & !INPUT_TAG) as usize], coeff, &mut acc);
+                    multiplied = true;
+                }
                 continue;
             }
-            let (word, bit) = (col as usize / 64, 1u64 << (col % 64));
-            if z.kinds.ones[word] & bit != 0 {
-                match coeff {
-                    COEFF_ONE => units += 1,
-                    COEFF_MINUS_ONE => units -= 1,
-                    k => acc += table[k as usize],
-                }
-            } else if z.kinds.other[word] & bit != 0 {
+            let (word, shift) = (col as usize / 64, col % 64);
+            let one = (z.kinds.ones[word] >> shift) & 1;
+            if class & GENERAL == 0 {
+                powers.add(class, one);
+            } else if one != 0 {
+                acc += table[coeff as usize];
+                multiplied = true;
+            }
+            if (z.kinds.other[word] >> shift) & 1 != 0 {
                 times(&z.aux[col as usize], coeff, &mut acc);
+                multiplied = true;
             }
         }
-        let sum = small_multiple(units.unsigned_abs());
-        if units < 0 {
-            acc - sum
-        } else {
-            acc + sum
+        match multiplied {
+            true => acc + powers.sum(),
+            false => powers.sum(),
         }
     }
 
@@ -235,6 +255,127 @@ fn small_multiple(n: u64) -> Scalar {
         Some(v) => *v,
         None => Scalar::from(n),
     }
+}
+
+/// Class of a coefficient `±2^e`: `e`, with [`NEG`] for the negative.
+const NEG: u16 = 1 << 8;
+/// Class of any other coefficient.
+const GENERAL: u16 = 1 << 15;
+
+/// A shape's distinct coefficients with the class of each (`±2^e` or
+/// general), as the products read them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Coefficients {
+    values: Vec<Scalar>,
+    classes: Vec<u16>,
+}
+
+impl Coefficients {
+    pub(crate) fn new(values: Vec<Scalar>) -> Self {
+        static POWERS: OnceLock<FxHashMap<[u64; 4], u16>> = OnceLock::new();
+        let powers = POWERS.get_or_init(|| {
+            let mut map = FxHashMap::default();
+            let mut p = Scalar::ONE;
+            for e in 0..256u16 {
+                map.entry(raw(&p)).or_insert(e);
+                map.entry(raw(&-p)).or_insert(NEG | e);
+                p = p.double();
+            }
+            map
+        });
+        let classes = values
+            .iter()
+            .map(|v| powers.get(&raw(v)).copied().unwrap_or(GENERAL))
+            .collect();
+        Coefficients { values, classes }
+    }
+
+    pub(crate) fn values(&self) -> &[Scalar] {
+        &self.values
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
+    }
+}
+
+/// `Σ ±2^e` over a row's terms, as integers: 64-bit limbs of the positive
+/// and the negative parts, each kept in a `u128` so that no addition
+/// carries (a row has far fewer than 2^64 terms).
+#[derive(Default)]
+struct Powers {
+    /// Limb `l` of the positive part at `l`, of the negative at `4 + l`.
+    limbs: [u128; 8],
+}
+
+impl Powers {
+    /// Adds `bit · (±2^e)` for the class `±2^e`.
+    #[inline(always)]
+    fn add(&mut self, class: u16, bit: u64) {
+        // class >> 6 is 4 · negative + e / 64.
+        self.limbs[usize::from(class >> 6) & 7] += u128::from(bit << (class & 63));
+    }
+
+    /// The sum, in the field.
+    fn sum(&self) -> Scalar {
+        let [p0, p1, p2, p3, n0, n1, n2, n3] = self.limbs;
+        if (p1 | p2 | p3 | n1 | n2 | n3) == 0 && (p0 | n0) >> 64 == 0 {
+            // Short rows: a count or a small multiple.
+            let (p, n) = (p0 as u64, n0 as u64);
+            return match p.checked_sub(n) {
+                Some(d) => small_multiple(d),
+                None => -small_multiple(n - p),
+            };
+        }
+        integer([p0, p1, p2, p3]) - integer([n0, n1, n2, n3])
+    }
+}
+
+/// The scalar modulus, little-endian limbs.
+const MODULUS: [u64; 4] = [
+    0xffff_ffff_0000_0001,
+    0x53bd_a402_fffe_5bfe,
+    0x3339_d808_09a1_d805,
+    0x73ed_a753_299d_7d48,
+];
+
+/// `Σ limbs[l] · 2^(64 l)` in the field.
+fn integer(limbs: [u128; 4]) -> Scalar {
+    static TWO_256: OnceLock<Scalar> = OnceLock::new();
+    let mut lo = [0u64; 4];
+    let mut carry = 0u128;
+    for (out, limb) in lo.iter_mut().zip(limbs) {
+        let t = limb + carry;
+        *out = t as u64;
+        carry = t >> 64;
+    }
+    // 2^256 < 3 · r: at most two subtractions reduce the low 256 bits.
+    while !less_than_modulus(&lo) {
+        let mut borrow = false;
+        for (x, m) in lo.iter_mut().zip(MODULUS) {
+            let (d, b1) = x.overflowing_sub(m);
+            let (d, b2) = d.overflowing_sub(u64::from(borrow));
+            *x = d;
+            borrow = b1 | b2;
+        }
+    }
+    let mut value = Scalar::from_u64s_le(&lo).expect("reduced below the modulus");
+    if carry != 0 {
+        let two_256 = TWO_256.get_or_init(|| (0..256).fold(Scalar::ONE, |v, _| v.double()));
+        let high = Scalar::from_u64s_le(&[carry as u64, (carry >> 64) as u64, 0, 0])
+            .expect("far below the modulus");
+        value += high * two_256;
+    }
+    value
+}
+
+fn less_than_modulus(x: &[u64; 4]) -> bool {
+    for (a, m) in x.iter().zip(MODULUS).rev() {
+        if *a != m {
+            return *a < m;
+        }
+    }
+    false
 }
 
 /// Column tag of a public input: inputs can be allocated after aux
@@ -375,6 +516,120 @@ mod tests {
         assert_eq!(inputs, expected_inputs);
         assert_eq!(aux, expected_aux);
         assert!(aux[400..].iter().all(|v| bool::from(v.is_zero())));
+    }
+
+    /// `mul_vec` against the products taken term by term: bit-valued and
+    /// other aux values, inputs, coefficients `±2^e` for every `e` below
+    /// 256 (rows long enough that their limbs carry and exceed the modulus)
+    /// and general ones, and the tail after the rows.
+    #[test]
+    fn products_match_a_term_by_term_sum() {
+        let rng = &mut StdRng::seed_from_u64(11);
+        let (num_inputs, num_aux, rows) = (3, 3_000, 600);
+        let input: Vec<Scalar> = (0..num_inputs)
+            .map(|i| match i {
+                0 => Scalar::ONE,
+                _ => Scalar::random(&mut *rng),
+            })
+            .collect();
+        // Aux values: bits below 2,000, then field elements (some 0 or 1).
+        let aux: Vec<Scalar> = (0..num_aux)
+            .map(|j| match (j < 2_000, rng.gen_range(0..4)) {
+                (true, k) => Scalar::from(u64::from(k % 2 == 0)),
+                (false, 0) => Scalar::ZERO,
+                (false, 1) => Scalar::ONE,
+                _ => Scalar::random(&mut *rng),
+            })
+            .collect();
+        let power = |e: u32| (0..e).fold(Scalar::ONE, |v, _| v.double());
+        let general: Vec<Scalar> = (0..4).map(|_| Scalar::random(&mut *rng)).collect();
+        let mut table = CoeffTable::new();
+        let mut m = SparseMatrix::new();
+        let mut expected = Vec::with_capacity(rows);
+        for row in 0..rows {
+            // Every fifth row long, mostly high powers of two.
+            let len = match row % 5 {
+                0 => rng.gen_range(200..3_000),
+                _ => rng.gen_range(0..8),
+            };
+            let mut sum = Scalar::ZERO;
+            for _ in 0..len {
+                let magnitude = match rng.gen_range(0..8) {
+                    0 => general[rng.gen_range(0..general.len())],
+                    1 => Scalar::ONE,
+                    2..=4 => power(rng.gen_range(200..256)),
+                    _ => power(rng.gen_range(0..256)),
+                };
+                let coeff = match rng.gen_bool(0.3) {
+                    true => -magnitude,
+                    false => magnitude,
+                };
+                let value = match rng.gen_bool(0.1) {
+                    true => {
+                        let i = rng.gen_range(0..num_inputs);
+                        m.push_term(i as u32 | INPUT_TAG, table.intern(&coeff));
+                        input[i]
+                    }
+                    false => {
+                        let j = rng.gen_range(0..num_aux);
+                        m.push_term(j as u32, table.intern(&coeff));
+                        aux[j]
+                    }
+                };
+                sum += coeff * value;
+            }
+            m.end_row();
+            expected.push(sum);
+        }
+        let coeffs = Coefficients::new(table.values().to_vec());
+        assert!(coeffs.classes.iter().filter(|c| **c == GENERAL).count() >= 4);
+        let kinds = AuxKinds::of_values(&aux);
+        let z = Assignment {
+            input: &input,
+            aux: &aux,
+            kinds: &kinds,
+        };
+        let got = m.mul_vec(&z, &coeffs, rows + 2, |k| Scalar::from(k as u64 + 7));
+        assert_eq!(got[..rows], expected[..]);
+        assert_eq!(got[rows..], [Scalar::from(7), Scalar::from(8)]);
+
+        // With input 0 not ONE, it is multiplied.
+        let other_input: Vec<Scalar> = input.iter().map(|v| v.double()).collect();
+        let z = Assignment {
+            input: &other_input,
+            aux: &aux,
+            kinds: &kinds,
+        };
+        let twice_inputs = m.mul_vec(&z, &coeffs, rows, |_| Scalar::ZERO);
+        for (row, (got, want)) in twice_inputs.iter().zip(&expected).enumerate() {
+            let inputs = m
+                .row_terms(row)
+                .filter(|(col, _)| col & INPUT_TAG != 0)
+                .fold(Scalar::ZERO, |acc, (col, k)| {
+                    acc + input[(col & !INPUT_TAG) as usize] * table.values()[k as usize]
+                });
+            assert_eq!(*got, *want + inputs, "row {row}");
+        }
+    }
+
+    #[test]
+    fn integers_reduce_past_the_modulus() {
+        let r_minus_one = [MODULUS[0] - 1, MODULUS[1], MODULUS[2], MODULUS[3]];
+        assert_eq!(integer(r_minus_one.map(u128::from)), -Scalar::ONE);
+        assert_eq!(integer(MODULUS.map(u128::from)), Scalar::ZERO);
+        // 2^256 - 1 + 2^64 · (2^64 - 1) carries into a fifth limb.
+        let all = [
+            u64::MAX as u128,
+            (u64::MAX as u128) << 1,
+            u64::MAX as u128,
+            u64::MAX as u128,
+        ];
+        let two_64 = Scalar::from(u64::MAX) + Scalar::ONE;
+        let expected = (0..4).fold(Scalar::ZERO, |acc, l| {
+            let limb = Scalar::from_u64s_le(&[all[l] as u64, (all[l] >> 64) as u64, 0, 0]).unwrap();
+            acc + limb * (0..l).fold(Scalar::ONE, |v, _| v * two_64)
+        });
+        assert_eq!(integer(all), expected);
     }
 
     #[test]

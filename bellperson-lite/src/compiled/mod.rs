@@ -26,7 +26,7 @@ use rayon::prelude::*;
 use supraseal_c2::{Density, HostVec};
 
 use crate::ProvingAssignment;
-use matrix::{Assignment, AuxKinds, SparseMatrix};
+use matrix::{Assignment, AuxKinds, Coefficients, SparseMatrix};
 pub(crate) use recorder::{ShapeRecorder, WitnessRecorder};
 
 /// Why the compiled path refused or failed a partition.
@@ -96,7 +96,7 @@ pub struct CompiledShape {
     a: SparseMatrix,
     b: SparseMatrix,
     c: SparseMatrix,
-    coeffs: Vec<Scalar>,
+    coeffs: Coefficients,
     a_aux_density: Density,
     b_input_density: Density,
     b_aux_density: Density,
@@ -122,7 +122,7 @@ impl CompiledShape {
             a: cs.a,
             b: cs.b,
             c: cs.c,
-            coeffs: cs.table.values().to_vec(),
+            coeffs: Coefficients::new(cs.table.values().to_vec()),
             a_aux_density: cs.a_aux_density,
             b_input_density: cs.b_input_density,
             b_aux_density: cs.b_aux_density,
@@ -141,8 +141,9 @@ impl CompiledShape {
             rows + self.num_inputs,
             "one weight per constraint"
         );
-        let sums =
-            |m: &SparseMatrix| m.column_sums(weights, &self.coeffs, self.num_inputs, self.num_aux);
+        let sums = |m: &SparseMatrix| {
+            m.column_sums(weights, self.coeffs.values(), self.num_inputs, self.num_aux)
+        };
         let mut a = sums(&self.a);
         for (i, u) in a.0.iter_mut().enumerate() {
             *u += weights[rows + i];
