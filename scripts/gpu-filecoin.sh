@@ -16,6 +16,8 @@
 #                            partitions (default 1) on the compiled path,
 #                            the witness from the gadgets and from the
 #                            native program side by side, checked equal
+#                            (SYNTH_REPEAT runs of each, default 1, the
+#                            median reported)
 #   ref:SIZE:N               filecoin-proofs' seal_commit_phase2 (bellperson
 #                            0.27 + supraseal-c2) on the same C1, N requests
 #   refs:SIZE:N:P            P such processes at once on the same GPU (what a
@@ -124,7 +126,7 @@ for step in "$@"; do
             fx=$(fixture "$b")
             # shellcheck disable=SC2046
             run "synth-$a-$b" "$B" synth --kind "$a" --sector-size "$b" $(inputs "$a" "$fx") \
-                --partitions "${c:-1}" --repeat 1 ;;
+                --partitions "${c:-1}" --repeat "${SYNTH_REPEAT:-1}" ;;
         ref)
             fx=$(fixture "$a")
             run "ref-porep-$a" "$REF" c2-bench --c1 "$fx/c1.json" --param-dir "$PARAMS" --requests "$b" \
