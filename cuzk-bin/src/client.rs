@@ -22,8 +22,52 @@ pub struct ClientArgs {
     /// Print JSON instead of text.
     #[arg(long, global = true)]
     json: bool,
+    /// CA certificates (PEM) the daemon's certificate must chain to: the
+    /// connection is TLS.
+    #[arg(long, global = true)]
+    tls_ca: Option<PathBuf>,
+    /// The name the daemon's certificate must carry (default: the host of
+    /// --addr).
+    #[arg(long, global = true, requires = "tls_ca")]
+    tls_domain: Option<String>,
+    /// This client's certificate (PEM), for a daemon that asks for one
+    /// (mutual TLS); with --tls-key.
+    #[arg(long, global = true, requires_all = ["tls_key", "tls_ca"])]
+    tls_cert: Option<PathBuf>,
+    /// The key of --tls-cert (PEM).
+    #[arg(long, global = true, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// A file whose first line is the bearer token to send (or set
+    /// CUZK_TOKEN); never the token itself on the command line, where
+    /// other users could read it.
+    #[arg(long, global = true)]
+    token_file: Option<PathBuf>,
     #[command(subcommand)]
     command: ClientCommand,
+}
+
+impl ClientArgs {
+    /// The connection's credentials: TLS files and the token, read now.
+    fn credentials(&self) -> Result<cuzk_daemon::client::Credentials, Box<dyn std::error::Error>> {
+        let token = match &self.token_file {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|err| format!("--token-file {}: {err}", path.display()))?;
+                let line = text.lines().map(str::trim).find(|l| !l.is_empty());
+                Some(
+                    line.ok_or_else(|| format!("--token-file {} is empty", path.display()))?
+                        .to_owned(),
+                )
+            }
+            None => std::env::var("CUZK_TOKEN").ok().filter(|t| !t.is_empty()),
+        };
+        Ok(cuzk_daemon::client::Credentials {
+            tls_ca: self.tls_ca.clone(),
+            tls_domain: self.tls_domain.clone(),
+            tls_identity: self.tls_cert.clone().zip(self.tls_key.clone()),
+            token,
+        })
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -241,7 +285,7 @@ async fn run(args: &ClientArgs) -> CliResult {
         ClientCommand::Await { out, .. } => crate::checks::writable_output(out.as_ref())?,
         _ => {}
     }
-    let mut client = cuzk_daemon::client::connect(&args.addr).await?;
+    let mut client = cuzk_daemon::client::connect_with(&args.addr, &args.credentials()?).await?;
     match &args.command {
         ClientCommand::Submit(job) => {
             let answer = client

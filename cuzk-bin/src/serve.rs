@@ -61,6 +61,24 @@ pub struct ServeArgs {
     /// Circuit ids whose keys are loaded at start (comma separated).
     #[arg(long, value_delimiter = ',')]
     pub preload: Option<Vec<String>>,
+    /// The server's certificate chain (PEM): gRPC over TLS; with --tls-key.
+    #[arg(long)]
+    pub tls_cert: Option<PathBuf>,
+    /// The key of --tls-cert (PEM).
+    #[arg(long)]
+    pub tls_key: Option<PathBuf>,
+    /// CA certificates (PEM) clients' certificates must chain to (mutual
+    /// TLS).
+    #[arg(long)]
+    pub tls_client_ca: Option<PathBuf>,
+    /// Bearer tokens, one "ROLE TOKEN" a line (admin, submit, metrics;
+    /// mode 600): every call then needs one.
+    #[arg(long)]
+    pub tokens_file: Option<PathBuf>,
+    /// Serve a non-loopback address without authentication (a trusted
+    /// network only).
+    #[arg(long)]
+    pub insecure: bool,
     /// Synthesis threads.
     #[arg(long)]
     pub partition_workers: Option<usize>,
@@ -125,6 +143,11 @@ impl ServeArgs {
         set(&mut c.shutdown_grace_secs, &self.shutdown_grace_secs);
         set(&mut c.max_message_bytes, &self.max_message_bytes);
         set(&mut c.preload, &self.preload);
+        c.tls_cert = self.tls_cert.clone().or(c.tls_cert);
+        c.tls_key = self.tls_key.clone().or(c.tls_key);
+        c.tls_client_ca = self.tls_client_ca.clone().or(c.tls_client_ca);
+        c.tokens_file = self.tokens_file.clone().or(c.tokens_file);
+        c.insecure |= self.insecure;
         let flags = EngineSettings {
             partition_workers: self.partition_workers,
             gpu_workers_per_device: self.gpu_workers_per_device,
@@ -185,6 +208,10 @@ mod tests {
         let mut full = DaemonConfig {
             params_dir: Some("p".into()),
             engine_jobs: Some(1),
+            tls_cert: Some("c".into()),
+            tls_key: Some("k".into()),
+            tls_client_ca: Some("ca".into()),
+            tokens_file: Some("t".into()),
             ..DaemonConfig::default()
         };
         let e = &mut full.engine;

@@ -3,15 +3,16 @@
 //! work after which every accepted job completes on restart. All traffic
 //! stays on 127.0.0.1 and unix sockets.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Output};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use cuzk_daemon::pb::await_proof_response::Status as JobStatus;
 use cuzk_daemon::pb::{self, ProofKind};
 use cuzk_pipeline::Workload;
+
+mod common;
 
 const CUZK: &str = env!("CARGO_BIN_EXE_cuzk");
 
@@ -23,7 +24,8 @@ struct Served {
 }
 
 fn serve(state: &Path, listen: &str, extra: &[&str]) -> Served {
-    let mut child = Command::new(CUZK)
+    let mut command = Command::new(CUZK);
+    command
         .args([
             "serve",
             "--listen",
@@ -34,25 +36,12 @@ fn serve(state: &Path, listen: &str, extra: &[&str]) -> Served {
         .args(["--state-dir", state.to_str().unwrap(), "--backend", "cpu"])
         .args(["--partition-workers", "1", "--generate-params", "true"])
         .args(extra)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("cuzk serve starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    // "cuzk serve: gRPC on ADDR, metrics on ADDR"
-    let rest = line
-        .trim()
-        .strip_prefix("cuzk serve: gRPC on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"));
-    let (grpc, metrics) = rest.split_once(", metrics on ").unwrap();
+        .env("RUST_LOG", "warn");
+    let (child, grpc, metrics) = common::spawn_serve(&mut command);
     Served {
         child,
-        grpc: grpc.to_owned(),
-        metrics: metrics.to_owned(),
+        grpc,
+        metrics,
     }
 }
 

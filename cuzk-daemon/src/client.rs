@@ -1,14 +1,53 @@
-//! Connecting to a daemon, over TCP or a unix socket.
+//! Connecting to a daemon, over TCP (plain or TLS) or a unix socket, with
+//! a bearer token on every call if one is given.
+
+use std::path::PathBuf;
 
 use hyper_util::rt::TokioIo;
 use tokio::net::UnixStream;
-use tonic::transport::{Channel, Endpoint, Uri};
+use tonic::metadata::{Ascii, MetadataValue};
+use tonic::service::interceptor::InterceptedService;
+use tonic::service::Interceptor;
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity, Uri};
 
 use crate::pb::proving_engine_client::ProvingEngineClient;
 use crate::{DaemonError, ListenAddr};
 
 /// A connected `cuzk.v1.ProvingEngine` client.
-pub type Client = ProvingEngineClient<Channel>;
+pub type Client = ProvingEngineClient<InterceptedService<Channel, Token>>;
+
+/// How a client proves who it is, and which server it trusts.
+#[derive(Clone, Debug, Default)]
+pub struct Credentials {
+    /// CA certificates (PEM) the server's certificate must chain to; set,
+    /// the connection is TLS.
+    pub tls_ca: Option<PathBuf>,
+    /// The name the server's certificate must carry; default: the host of
+    /// the address as given (a name or an IP address).
+    pub tls_domain: Option<String>,
+    /// This client's certificate chain and key (PEM), for mutual TLS.
+    pub tls_identity: Option<(PathBuf, PathBuf)>,
+    /// A bearer token sent with every call.
+    pub token: Option<String>,
+}
+
+/// Adds `authorization: Bearer TOKEN` to each call, when there is a token.
+#[derive(Clone, Debug)]
+pub struct Token(Option<MetadataValue<Ascii>>);
+
+impl Interceptor for Token {
+    fn call(
+        &mut self,
+        mut request: tonic::Request<()>,
+    ) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(value) = &self.0 {
+            request
+                .metadata_mut()
+                .insert("authorization", value.clone());
+        }
+        Ok(request)
+    }
+}
 
 /// Largest message a client sends or takes (as Curio's client: 256 MiB).
 pub const CLIENT_MESSAGE_BYTES: usize = 256 << 20;
@@ -19,7 +58,10 @@ pub enum ClientError {
     /// The address does not parse.
     #[error(transparent)]
     Address(#[from] DaemonError),
-    /// Nothing answered there.
+    /// A credential file cannot be read, or a token cannot be sent.
+    #[error("{0}")]
+    Credentials(String),
+    /// Nothing answered there, or the TLS handshake failed.
     #[error("cannot connect to the cuzk daemon at {addr}")]
     Connect {
         /// The address.
@@ -31,19 +73,55 @@ pub enum ClientError {
 }
 
 /// Connects to the daemon at `addr` (`unix:///path`, `host:port` or a
-/// port on 127.0.0.1).
+/// port on 127.0.0.1), without TLS or a token.
 pub async fn connect(addr: &str) -> Result<Client, ClientError> {
+    connect_with(addr, &Credentials::default()).await
+}
+
+/// Connects to the daemon at `addr` with `credentials`.
+pub async fn connect_with(addr: &str, credentials: &Credentials) -> Result<Client, ClientError> {
     let fail = |source| ClientError::Connect {
         addr: addr.to_owned(),
         source,
     };
+    let token = match &credentials.token {
+        Some(token) => Some(
+            format!("Bearer {token}")
+                .parse::<MetadataValue<Ascii>>()
+                .map_err(|_| {
+                    ClientError::Credentials("the token has characters a header may not".into())
+                })?,
+        ),
+        None => None,
+    };
     let channel = match addr.parse::<ListenAddr>()? {
-        ListenAddr::Tcp(socket) => Endpoint::from_shared(format!("http://{socket}"))
-            .map_err(fail)?
-            .tcp_nodelay(true)
-            .connect()
-            .await
-            .map_err(fail)?,
+        ListenAddr::Tcp(socket) => {
+            let mut endpoint = match &credentials.tls_ca {
+                None => Endpoint::from_shared(format!("http://{socket}")).map_err(fail)?,
+                Some(ca) => {
+                    let mut tls = ClientTlsConfig::new()
+                        .ca_certificate(Certificate::from_pem(read("--tls-ca", ca)?))
+                        .domain_name(
+                            credentials
+                                .tls_domain
+                                .clone()
+                                .unwrap_or_else(|| host_of(addr)),
+                        );
+                    if let Some((cert, key)) = &credentials.tls_identity {
+                        tls = tls.identity(Identity::from_pem(
+                            read("--tls-cert", cert)?,
+                            read("--tls-key", key)?,
+                        ));
+                    }
+                    Endpoint::from_shared(format!("https://{socket}"))
+                        .map_err(fail)?
+                        .tls_config(tls)
+                        .map_err(fail)?
+                }
+            };
+            endpoint = endpoint.tcp_nodelay(true);
+            endpoint.connect().await.map_err(fail)?
+        }
         ListenAddr::Unix(path) => {
             // The URI is a placeholder: the connector ignores it.
             Endpoint::from_static("http://cuzk.local")
@@ -57,7 +135,42 @@ pub async fn connect(addr: &str) -> Result<Client, ClientError> {
                 .map_err(fail)?
         }
     };
-    Ok(ProvingEngineClient::new(channel)
+    Ok(ProvingEngineClient::with_interceptor(channel, Token(token))
         .max_decoding_message_size(CLIENT_MESSAGE_BYTES)
         .max_encoding_message_size(CLIENT_MESSAGE_BYTES))
+}
+
+/// The host part of `host:port` (`[v6]:port` unbracketed), or the whole.
+fn host_of(addr: &str) -> String {
+    let hostport = addr.strip_prefix("tcp://").unwrap_or(addr);
+    let host = hostport.rsplit_once(':').map_or(hostport, |(host, _)| host);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host {
+        // A bare port, or ":port": the daemon's default host.
+        "" => "127.0.0.1".to_owned(),
+        port if port.bytes().all(|b| b.is_ascii_digit()) => "127.0.0.1".to_owned(),
+        host => host.to_owned(),
+    }
+}
+
+fn read(flag: &str, path: &std::path::Path) -> Result<Vec<u8>, ClientError> {
+    std::fs::read(path)
+        .map_err(|err| ClientError::Credentials(format!("{flag} {}: {err}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_tls_name_is_the_host_as_given() {
+        for (addr, host) in [
+            ("gpu-box.lan:9820", "gpu-box.lan"),
+            ("10.0.0.5:9820", "10.0.0.5"),
+            ("tcp://10.0.0.5:9820", "10.0.0.5"),
+            ("[::1]:9820", "::1"),
+            (":9820", "127.0.0.1"),
+            ("9820", "127.0.0.1"),
+        ] {
+            assert_eq!(super::host_of(addr), host, "{addr}");
+        }
+    }
 }

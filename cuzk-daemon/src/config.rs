@@ -2,7 +2,7 @@
 //! every key also has a flag.
 //!
 //! ```toml
-//! listen = "unix:///run/cuzk/cuzk.sock"   # or "127.0.0.1:9820", or a port
+//! listen = "0.0.0.0:9820"                # or "127.0.0.1:9820", a port, "unix:///run/cuzk/cuzk.sock"
 //! metrics_listen = "127.0.0.1:9821"       # "" turns /metrics and /healthz off
 //! state_dir = "/var/lib/cuzk"             # the job journal: state_dir/journal.redb
 //! params_dir = "/var/lib/cuzk/params"     # default: state_dir/params
@@ -16,6 +16,11 @@
 //! journal_keep_finished = 10000           # and at most this many, the newest
 //! shutdown_grace_secs = 30                # running jobs' time to finish on SIGTERM
 //! max_message_bytes = 268435456           # gRPC messages, both ways
+//! tls_cert = "/etc/cuzk/server.pem"       # TLS on gRPC: the server's chain ...
+//! tls_key = "/etc/cuzk/server.key"        # ... and its key
+//! tls_client_ca = "/etc/cuzk/clients-ca.pem"  # clients need a certificate it signed
+//! tokens_file = "/etc/cuzk/tokens"        # "ROLE TOKEN" lines: admin, submit, metrics
+//! insecure = false                        # true: a public address without authentication
 //! preload = ["mul-chain/64"]              # keys loaded at start
 //!
 //! [engine]
@@ -92,6 +97,18 @@ pub struct DaemonConfig {
     pub max_message_bytes: usize,
     /// Circuits whose keys are loaded at start (`mul-chain/64`, ...).
     pub preload: Vec<String>,
+    /// The server's certificate chain (PEM): gRPC is served over TLS.
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of `tls_cert` (PEM).
+    pub tls_key: Option<PathBuf>,
+    /// CA certificates (PEM): a gRPC client must present a certificate one
+    /// of them signed (mutual TLS).
+    pub tls_client_ca: Option<PathBuf>,
+    /// Bearer tokens with roles, one `ROLE TOKEN` a line (`admin`,
+    /// `submit`, `metrics`); with it, every call needs a token.
+    pub tokens_file: Option<PathBuf>,
+    /// Serve a non-loopback address without authentication.
+    pub insecure: bool,
     /// The engine's shape (`[engine]`): an absent key keeps the engine's
     /// default.
     pub engine: EngineSettings,
@@ -115,6 +132,11 @@ impl Default for DaemonConfig {
             shutdown_grace_secs: 30,
             max_message_bytes: 256 << 20,
             preload: Vec::new(),
+            tls_cert: None,
+            tls_key: None,
+            tls_client_ca: None,
+            tokens_file: None,
+            insecure: false,
             engine: EngineSettings::default(),
         }
     }
@@ -200,6 +222,53 @@ impl DaemonConfig {
         }
         self.listen_addr()?;
         self.metrics_addr()?;
+        self.check_exposure()
+    }
+
+    /// Refuses settings that would serve strangers unauthenticated: gRPC
+    /// on an address other than loopback needs TLS and a way to
+    /// authenticate clients (mutual TLS or tokens), `/metrics` there needs
+    /// tokens, unless `insecure` says the network is trusted. A unix
+    /// socket is guarded by its file's permissions.
+    pub fn check_exposure(&self) -> Result<(), DaemonError> {
+        let config = |why: String| Err(DaemonError::Config(why));
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(_), None) => return config("tls_cert is set but tls_key is not".into()),
+            (None, Some(_)) => return config("tls_key is set but tls_cert is not".into()),
+            _ => {}
+        }
+        if self.tls_client_ca.is_some() && self.tls_cert.is_none() {
+            return config("tls_client_ca needs tls_cert and tls_key (mutual TLS is TLS)".into());
+        }
+        let listen = self.listen_addr()?;
+        if self.tls_cert.is_some() && matches!(listen, ListenAddr::Unix(_)) {
+            return config(format!(
+                "tls_cert is set but listen is the unix socket {}: TLS is for TCP; a socket \
+                 is guarded by its file's permissions",
+                self.listen
+            ));
+        }
+        if self.insecure {
+            return Ok(());
+        }
+        if let ListenAddr::Tcp(addr) = listen {
+            let authenticated = self.tls_client_ca.is_some() || self.tokens_file.is_some();
+            if !addr.ip().is_loopback() && (self.tls_cert.is_none() || !authenticated) {
+                return config(format!(
+                    "listen {addr} is not a loopback address: serve it with TLS (tls_cert, \
+                     tls_key) and authenticate clients (tls_client_ca or tokens_file), or \
+                     pass --insecure if every host that can reach it is trusted"
+                ));
+            }
+        }
+        if let Some(addr) = self.metrics_addr()? {
+            if !addr.ip().is_loopback() && self.tokens_file.is_none() {
+                return config(format!(
+                    "metrics_listen {addr} is not a loopback address: set tokens_file (a \
+                     metrics token for the scraper) or pass --insecure"
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -269,7 +338,7 @@ mod tests {
         let config: DaemonConfig = toml::from_str(&example).unwrap();
         assert_eq!(
             config.listen_addr().unwrap(),
-            ListenAddr::Unix("/run/cuzk/cuzk.sock".into())
+            ListenAddr::Tcp("0.0.0.0:9820".parse().unwrap())
         );
         assert_eq!(config.engine.devices, Some(vec![0]));
         assert_eq!(config.preload, vec!["mul-chain/64".to_owned()]);
@@ -316,5 +385,74 @@ mod tests {
         assert!(err.contains("[engine]: unknown backend \"tpu\""), "{err}");
         let err = toml::from_str::<DaemonConfig>("max_jobz = 3").unwrap_err();
         assert!(err.to_string().contains("max_jobz"), "{err}");
+    }
+
+    #[test]
+    fn a_public_address_needs_tls_and_authentication() {
+        let at = |listen: &str, metrics: &str| DaemonConfig {
+            listen: listen.to_owned(),
+            metrics_listen: metrics.to_owned(),
+            ..DaemonConfig::default()
+        };
+        let tls = |mut c: DaemonConfig| {
+            c.tls_cert = Some("cert.pem".into());
+            c.tls_key = Some("key.pem".into());
+            c
+        };
+        let refused = |c: &DaemonConfig| c.validate().unwrap_err().to_string();
+        // Loopback and unix sockets may be open.
+        for open in [
+            at("127.0.0.1:9820", "127.0.0.1:9821"),
+            at("[::1]:9820", ""),
+            at("unix:///tmp/c.sock", ""),
+        ] {
+            open.validate().unwrap();
+        }
+        let public = at("0.0.0.0:9820", "");
+        assert!(refused(&public).contains("not a loopback address"));
+        // TLS alone does not say who the client is; tokens are not private
+        // without TLS.
+        assert!(refused(&tls(public.clone())).contains("authenticate clients"));
+        let tokens_only = DaemonConfig {
+            tokens_file: Some("tokens".into()),
+            ..public.clone()
+        };
+        assert!(refused(&tokens_only).contains("with TLS"));
+        let with_tokens = tls(tokens_only);
+        with_tokens.validate().unwrap();
+        let mutual = DaemonConfig {
+            tls_client_ca: Some("ca.pem".into()),
+            ..tls(public.clone())
+        };
+        mutual.validate().unwrap();
+        // A public /metrics needs a token, even beside an authenticated gRPC.
+        let metrics = DaemonConfig {
+            metrics_listen: "0.0.0.0:9821".to_owned(),
+            ..mutual.clone()
+        };
+        assert!(refused(&metrics).contains("metrics_listen"));
+        // --insecure lets an operator say the network is trusted.
+        for insecure in [public.clone(), metrics] {
+            DaemonConfig {
+                insecure: true,
+                ..insecure
+            }
+            .validate()
+            .unwrap();
+        }
+        // Settings that make no sense are refused even with --insecure.
+        let half = DaemonConfig {
+            tls_cert: Some("cert.pem".into()),
+            insecure: true,
+            ..public.clone()
+        };
+        assert!(refused(&half).contains("tls_key is not"));
+        let ca_alone = DaemonConfig {
+            tls_client_ca: Some("ca.pem".into()),
+            ..public.clone()
+        };
+        assert!(refused(&ca_alone).contains("mutual TLS is TLS"));
+        let unix_tls = tls(at("unix:///tmp/c.sock", ""));
+        assert!(refused(&unix_tls).contains("TLS is for TCP"));
     }
 }

@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 use tonic::{Code, Status};
 
+use crate::auth::Access;
 use crate::error::status;
 use crate::gpu;
 use crate::jobs::{parse_job_id, Admission, Cancelled, Job, JobTable};
@@ -55,6 +56,8 @@ impl Totals {
 /// Everything the RPCs, the dispatcher and the runners share.
 pub(crate) struct Daemon {
     pub(crate) config: DaemonConfig,
+    /// Who may call what (`tokens_file`).
+    pub(crate) access: Access,
     /// Taken out (and dropped) at shutdown.
     engine: Mutex<Option<Arc<Engine>>>,
     pub(crate) keys: KeyRegistry,
@@ -81,6 +84,7 @@ impl Daemon {
     /// The daemon over a started engine and an open journal.
     pub(crate) fn new(
         config: DaemonConfig,
+        access: Access,
         engine: Engine,
         journal: Journal,
     ) -> Result<Self, DaemonError> {
@@ -104,6 +108,7 @@ impl Daemon {
             started: Instant::now(),
             lifecycle: watch::Sender::new(Lifecycle::Serving),
             totals: Totals::default(),
+            access,
             config,
         })
     }

@@ -19,6 +19,7 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio_stream::wrappers::{TcpListenerStream, UnixListenerStream};
 use tokio_stream::StreamExt;
 
+use crate::auth::{Access, Role};
 use crate::daemon::{unix_ms, Daemon, Lifecycle};
 use crate::journal::Journal;
 use crate::kinds::Circuit;
@@ -26,6 +27,7 @@ use crate::metrics::COMPACTED_EXPIRED;
 use crate::pb::proving_engine_server::ProvingEngineServer;
 use crate::service::Service;
 use crate::{DaemonConfig, DaemonError, ListenAddr};
+use tonic::service::interceptor::InterceptedService;
 
 /// How long shutdown waits for the engine's last users to let go.
 const ENGINE_RELEASE: Duration = Duration::from_secs(10);
@@ -63,6 +65,8 @@ pub struct Server {
     grpc: GrpcListener,
     grpc_addr: ListenAddr,
     http: Option<TcpListener>,
+    /// gRPC's TLS (`tls_cert`), mutual with `tls_client_ca`.
+    tls: Option<tonic::transport::ServerTlsConfig>,
 }
 
 fn io_error(what: String) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -74,6 +78,21 @@ impl Server {
     /// unfinished jobs, loads the `preload` keys and binds the sockets.
     pub async fn bind(config: DaemonConfig) -> Result<Self, DaemonError> {
         config.validate()?;
+        // Credentials first: a wrong file is named before the engine and
+        // the journal start.
+        let access = Access::from_config(&config)?;
+        let tls = crate::auth::server_tls(&config)?;
+        if let Some(tls) = &tls {
+            // Parses the certificate and key now, not at the first call.
+            tonic::transport::Server::builder()
+                .tls_config(tls.clone())
+                .map_err(|err| {
+                    DaemonError::Config(format!(
+                        "tls_cert / tls_key / tls_client_ca: {}",
+                        crate::error::error_chain(&err)
+                    ))
+                })?;
+        }
         point_filecoin_proofs_at(&config.fil_param_dir());
         let engine_config = config.engine_config()?;
         let (journal_path, keep_finished) = (config.journal_path(), config.journal_keep_finished);
@@ -83,7 +102,7 @@ impl Server {
         })
         .await
         .expect("starting the engine panicked")?;
-        let daemon = Arc::new(Daemon::new(config, engine, journal)?);
+        let daemon = Arc::new(Daemon::new(config, access, engine, journal)?);
         let recovered = {
             let daemon = Arc::clone(&daemon);
             tokio::task::spawn_blocking(move || daemon.recover())
@@ -116,6 +135,7 @@ impl Server {
             grpc,
             grpc_addr,
             http,
+            tls,
         })
     }
 
@@ -137,6 +157,7 @@ impl Server {
             grpc,
             grpc_addr,
             http,
+            tls,
         } = self;
         let stopped = {
             let daemon = Arc::clone(&daemon);
@@ -148,7 +169,22 @@ impl Server {
         })
         .max_decoding_message_size(limit)
         .max_encoding_message_size(limit);
-        let router = tonic::transport::Server::builder().add_service(service);
+        // A caller without a token this daemon knows is turned away on the
+        // call's headers, before its message is read; each RPC then checks
+        // the role it needs (service.rs).
+        let known_callers = {
+            let daemon = Arc::clone(&daemon);
+            move |request: tonic::Request<()>| {
+                daemon.access.grpc(&request, Role::Metrics)?;
+                Ok(request)
+            }
+        };
+        let service = InterceptedService::new(service, known_callers);
+        let mut builder = tonic::transport::Server::builder();
+        if let Some(tls) = tls {
+            builder = builder.tls_config(tls)?;
+        }
+        let router = builder.add_service(service);
         let grpc = match grpc {
             GrpcListener::Tcp(listener) => {
                 let incoming = TcpListenerStream::new(listener).map(|stream| {

@@ -1,11 +1,13 @@
 //! `cuzk.v1.ProvingEngine` over the daemon: each RPC unpacks its request,
-//! calls the daemon's operation and packs the answer.
+//! checks that the caller may make it (docs/daemon.md, Remote use), calls
+//! the daemon's operation and packs the answer.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use tonic::{Request, Response, Status};
 
+use crate::auth::Role;
 use crate::daemon::Daemon;
 use crate::pb::proving_engine_server::ProvingEngine;
 use crate::pb::{self, AwaitProofResponse};
@@ -23,6 +25,7 @@ impl ProvingEngine for Service {
         &self,
         request: Request<pb::SubmitProofRequest>,
     ) -> Answer<pb::SubmitProofResponse> {
+        self.daemon.access.grpc(&request, Role::Submit)?;
         let (job, position) = self.daemon.submit(request.into_inner()).await?;
         Ok(Response::new(pb::SubmitProofResponse {
             job_id: job.id.clone(),
@@ -35,6 +38,7 @@ impl ProvingEngine for Service {
         &self,
         request: Request<pb::AwaitProofRequest>,
     ) -> Answer<AwaitProofResponse> {
+        self.daemon.access.grpc(&request, Role::Submit)?;
         let request = request.into_inner();
         let timeout = Duration::from_millis(request.timeout_ms);
         let outcome = self.daemon.await_outcome(&request.job_id, timeout).await?;
@@ -42,6 +46,7 @@ impl ProvingEngine for Service {
     }
 
     async fn prove(&self, request: Request<pb::ProveRequest>) -> Answer<pb::ProveResponse> {
+        self.daemon.access.grpc(&request, Role::Submit)?;
         let submit = request
             .into_inner()
             .submit
@@ -57,18 +62,24 @@ impl ProvingEngine for Service {
         &self,
         request: Request<pb::CancelProofRequest>,
     ) -> Answer<pb::CancelProofResponse> {
+        self.daemon.access.grpc(&request, Role::Admin)?;
         let was_running = self.daemon.cancel(&request.into_inner().job_id).await?;
         Ok(Response::new(pb::CancelProofResponse { was_running }))
     }
 
-    async fn get_status(&self, _: Request<pb::GetStatusRequest>) -> Answer<pb::GetStatusResponse> {
+    async fn get_status(
+        &self,
+        request: Request<pb::GetStatusRequest>,
+    ) -> Answer<pb::GetStatusResponse> {
+        self.daemon.access.grpc(&request, Role::Metrics)?;
         Ok(Response::new(self.daemon.status()))
     }
 
     async fn get_metrics(
         &self,
-        _: Request<pb::GetMetricsRequest>,
+        request: Request<pb::GetMetricsRequest>,
     ) -> Answer<pb::GetMetricsResponse> {
+        self.daemon.access.grpc(&request, Role::Metrics)?;
         Ok(Response::new(pb::GetMetricsResponse {
             prometheus_text: self.daemon.metrics_text(),
         }))
@@ -78,6 +89,7 @@ impl ProvingEngine for Service {
         &self,
         request: Request<pb::PreloadSrsRequest>,
     ) -> Answer<pb::PreloadSrsResponse> {
+        self.daemon.access.grpc(&request, Role::Admin)?;
         let loaded = self
             .daemon
             .preload(&request.into_inner().circuit_id)
@@ -93,6 +105,7 @@ impl ProvingEngine for Service {
         &self,
         request: Request<pb::EvictSrsRequest>,
     ) -> Answer<pb::EvictSrsResponse> {
+        self.daemon.access.grpc(&request, Role::Admin)?;
         let freed = self.daemon.evict(&request.into_inner().circuit_id)?;
         Ok(Response::new(pb::EvictSrsResponse {
             was_loaded: freed.is_some(),

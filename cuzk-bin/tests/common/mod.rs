@@ -3,7 +3,8 @@
 // Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
-use std::process::{Command, Output};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
 
 /// Runs `cuzk args...` (with filecoin-proofs' parameter directory unset, so
 /// that only `--param-dir` decides it).
@@ -35,4 +36,25 @@ pub fn assert_refused(out: &Output, expected: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "stderr: {stderr}");
     assert_eq!(stderr, format!("{expected}\n"));
+}
+
+/// Spawns `cuzk serve` as `command` says and reads the line it prints once
+/// its sockets are bound: (the child, its gRPC address, its metrics
+/// address or `off`).
+pub fn spawn_serve(command: &mut Command) -> (Child, String, String) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("cuzk serve starts");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let rest = line
+        .trim()
+        .strip_prefix("cuzk serve: gRPC on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"));
+    let (grpc, metrics) = rest.split_once(", metrics on ").unwrap();
+    (child, grpc.to_owned(), metrics.to_owned())
 }
