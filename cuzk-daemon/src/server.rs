@@ -65,8 +65,9 @@ pub struct Server {
     grpc: GrpcListener,
     grpc_addr: ListenAddr,
     http: Option<TcpListener>,
-    /// gRPC's TLS (`tls_cert`), mutual with `tls_client_ca`.
-    tls: Option<tonic::transport::ServerTlsConfig>,
+    /// The gRPC server, with its TLS (`tls_cert`, mutual with
+    /// `tls_client_ca`) already parsed.
+    builder: tonic::transport::Server,
 }
 
 fn io_error(what: String) -> impl FnOnce(std::io::Error) -> DaemonError {
@@ -81,17 +82,15 @@ impl Server {
         // Credentials first: a wrong file is named before the engine and
         // the journal start.
         let access = Access::from_config(&config)?;
-        let tls = crate::auth::server_tls(&config)?;
-        if let Some(tls) = &tls {
+        let mut builder = tonic::transport::Server::builder();
+        if let Some(tls) = crate::auth::server_tls(&config)? {
             // Parses the certificate and key now, not at the first call.
-            tonic::transport::Server::builder()
-                .tls_config(tls.clone())
-                .map_err(|err| {
-                    DaemonError::Config(format!(
-                        "tls_cert / tls_key / tls_client_ca: {}",
-                        crate::error::error_chain(&err)
-                    ))
-                })?;
+            builder = builder.tls_config(tls).map_err(|err| {
+                DaemonError::Config(format!(
+                    "tls_cert / tls_key / tls_client_ca: {}",
+                    crate::error::error_chain(&err)
+                ))
+            })?;
         }
         point_filecoin_proofs_at(&config.fil_param_dir());
         let engine_config = config.engine_config()?;
@@ -135,7 +134,7 @@ impl Server {
             grpc,
             grpc_addr,
             http,
-            tls,
+            builder,
         })
     }
 
@@ -157,7 +156,7 @@ impl Server {
             grpc,
             grpc_addr,
             http,
-            tls,
+            mut builder,
         } = self;
         let stopped = {
             let daemon = Arc::clone(&daemon);
@@ -180,10 +179,6 @@ impl Server {
             }
         };
         let service = InterceptedService::new(service, known_callers);
-        let mut builder = tonic::transport::Server::builder();
-        if let Some(tls) = tls {
-            builder = builder.tls_config(tls)?;
-        }
         let router = builder.add_service(service);
         let grpc = match grpc {
             GrpcListener::Tcp(listener) => {
