@@ -17,6 +17,7 @@ use filecoin_proofs::{
     SealCommitPhase1Output,
 };
 use filecoin_proofs_api::seal::SealCommitPhase1Output as ApiSealCommitPhase1Output;
+use filecoin_proofs_api::ApiFeature;
 use storage_proofs_core::{
     merkle::{MerkleProofTrait, MerkleTreeTrait},
     proof::ProofScheme,
@@ -74,11 +75,7 @@ fn flip_first_byte(mut bytes: [u8; 32]) -> [u8; 32] {
 fn check_ids(meta: &Meta) -> Result<()> {
     let size = SectorSize::from_bytes(meta.sector_size)?;
     let seal = size.kinds().seal;
-    let seal = if kinds::is_synthetic(meta.registered_seal_proof) {
-        kinds::synthetic(seal)?
-    } else {
-        seal
-    };
+    let seal = kinds::with_variant(seal, kinds::variant(meta.registered_seal_proof)?)?;
     ensure!(
         meta.registered_seal_proof == seal,
         "seal proof {:?} is not the one of the sector size",
@@ -148,29 +145,41 @@ where
         );
     }
     let pub_params = public_params::<Tree>(config)?;
-    let inputs = |seed| -> Result<_> {
+    let inputs = |seed, comm_r| -> Result<_> {
         Ok(PublicInputs {
             replica_id: c1.replica_id,
             seed: Some(seed),
             tau: Some(Tau {
                 comm_d: DefaultPieceDomain::try_from_bytes(&meta.comm_d)?,
-                comm_r: as_safe_commitment(&meta.comm_r, "comm_r")?,
+                comm_r: as_safe_commitment(&comm_r, "comm_r")?,
             }),
             k: None,
         })
     };
-    let verify = |seed| -> Result<bool> {
+    let verify = |seed, comm_r| -> Result<bool> {
         StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(
             &pub_params,
-            &inputs(seed)?,
+            &inputs(seed, comm_r)?,
             &c1.vanilla_proofs,
         )
     };
-    ensure!(verify(meta.seed)?, "the PoRep vanilla proofs do not verify");
     ensure!(
-        rejects(|| verify(flip_first_byte(meta.seed))),
-        "the PoRep vanilla proofs verify under another seed"
+        verify(meta.seed, meta.comm_r)?,
+        "the PoRep vanilla proofs do not verify"
     );
+    // A non-interactive PoRep's challenges ignore the seed; its proofs
+    // must still fail for another comm_r.
+    if config.feature_enabled(ApiFeature::NonInteractivePoRep) {
+        ensure!(
+            rejects(|| verify(meta.seed, flip_first_byte(meta.comm_r))),
+            "the PoRep vanilla proofs verify under another comm_r"
+        );
+    } else {
+        ensure!(
+            rejects(|| verify(flip_first_byte(meta.seed), meta.comm_r)),
+            "the PoRep vanilla proofs verify under another seed"
+        );
+    }
     Ok(())
 }
 

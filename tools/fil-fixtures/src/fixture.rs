@@ -12,13 +12,15 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, ensure, Context, Result};
+use anyhow::{ensure, Context, Result};
 use filecoin_proofs::SealCommitPhase1Output;
 use filecoin_proofs_api::seal::SealCommitPhase1Output as ApiSealCommitPhase1Output;
 use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::{json, Value};
 use storage_proofs_core::merkle::MerkleTreeTrait;
+
+use crate::kinds::SectorSize;
 
 pub const META: &str = "meta.json";
 pub const C1: &str = "c1.json";
@@ -115,20 +117,13 @@ pub fn api_c1_json<Tree: MerkleTreeTrait>(
     seal: RegisteredSealProof,
     c1: &SealCommitPhase1Output<Tree>,
 ) -> Result<Value> {
-    use RegisteredSealProof::*;
     // The api tags vanilla proofs by sector size only, whichever seal
-    // proof (V1_1 or its Synthetic PoRep twin) made them.
-    let variant = match seal {
-        StackedDrg2KiBV1_1 | StackedDrg2KiBV1_1_Feat_SyntheticPoRep => "StackedDrg2KiBV1",
-        StackedDrg8MiBV1_1 | StackedDrg8MiBV1_1_Feat_SyntheticPoRep => "StackedDrg8MiBV1",
-        StackedDrg512MiBV1_1 | StackedDrg512MiBV1_1_Feat_SyntheticPoRep => "StackedDrg512MiBV1",
-        StackedDrg32GiBV1_1 | StackedDrg32GiBV1_1_Feat_SyntheticPoRep => "StackedDrg32GiBV1",
-        StackedDrg64GiBV1_1 | StackedDrg64GiBV1_1_Feat_SyntheticPoRep => "StackedDrg64GiBV1",
-        other => bail!("{other:?} is not a seal proof this tool makes"),
-    };
+    // proof (V1_1 or one of its twins) made them.
+    let size = SectorSize::from_bytes(u64::from(seal.sector_size()))?;
+    let variant = format!("StackedDrg{}V1", size.name());
     let mut value = serde_json::to_value(c1)?;
     let proofs = value["vanilla_proofs"].take();
-    value["vanilla_proofs"] = json!({ variant: proofs });
+    value["vanilla_proofs"] = json!({ variant.as_str(): proofs });
     value["registered_proof"] = serde_json::to_value(seal)?;
     let api: ApiSealCommitPhase1Output =
         serde_json::from_value(value.clone()).context("the api form of the C1 output")?;

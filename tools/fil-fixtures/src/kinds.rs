@@ -63,6 +63,17 @@ impl SectorSize {
         }
     }
 
+    /// filecoin-proofs-api's name of the size (`2KiB` ... `64GiB`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SectorSize::Kib2 => "2KiB",
+            SectorSize::Mib8 => "8MiB",
+            SectorSize::Mib512 => "512MiB",
+            SectorSize::Gib32 => "32GiB",
+            SectorSize::Gib64 => "64GiB",
+        }
+    }
+
     pub const ALL: [SectorSize; 5] = [
         SectorSize::Kib2,
         SectorSize::Mib8,
@@ -129,42 +140,111 @@ impl SectorSize {
     }
 }
 
-/// The number filecoin-proofs-api registers a seal proof under: a V1_1
-/// one, or its Synthetic PoRep twin.
+/// Which of a size's interactive seal proofs' twins a seal proof is: they
+/// share the circuit and the parameter files, not the challenges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SealVariant {
+    /// `V1_1` (API 1.1.0): challenges from the interactive seed.
+    Interactive,
+    /// `V1_1_Feat_SyntheticPoRep` (API 1.2.0): challenges drawn from a
+    /// synthetic set made after PreCommit 2.
+    Synthetic,
+    /// `V1_2_Feat_NonInteractivePoRep` (API 1.2.0): challenges from the
+    /// replica alone, in many more partitions (13 at test sizes, 126 at
+    /// 32 GiB), aggregated with SnarkPack by Commit 2.
+    NonInteractive,
+}
+
+impl SealVariant {
+    /// The offset of its registered numbers from the `V1_1` ones.
+    fn offset(self) -> u64 {
+        match self {
+            SealVariant::Interactive => 0,
+            SealVariant::Synthetic => 5,
+            SealVariant::NonInteractive => 10,
+        }
+    }
+
+    /// The API feature it enables, if any.
+    fn feature(self) -> Option<ApiFeature> {
+        match self {
+            SealVariant::Interactive => None,
+            SealVariant::Synthetic => Some(ApiFeature::SyntheticPoRep),
+            SealVariant::NonInteractive => Some(ApiFeature::NonInteractivePoRep),
+        }
+    }
+}
+
+/// The seal proofs this tool makes, by size (2 KiB first), then variant.
+const SEAL_PROOFS: [[RegisteredSealProof; 3]; 5] = {
+    use RegisteredSealProof::*;
+    [
+        [
+            StackedDrg2KiBV1_1,
+            StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
+            StackedDrg2KiBV1_2_Feat_NonInteractivePoRep,
+        ],
+        [
+            StackedDrg8MiBV1_1,
+            StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
+            StackedDrg8MiBV1_2_Feat_NonInteractivePoRep,
+        ],
+        [
+            StackedDrg512MiBV1_1,
+            StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
+            StackedDrg512MiBV1_2_Feat_NonInteractivePoRep,
+        ],
+        [
+            StackedDrg32GiBV1_1,
+            StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
+            StackedDrg32GiBV1_2_Feat_NonInteractivePoRep,
+        ],
+        [
+            StackedDrg64GiBV1_1,
+            StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
+            StackedDrg64GiBV1_2_Feat_NonInteractivePoRep,
+        ],
+    ]
+};
+
+const VARIANTS: [SealVariant; 3] = [
+    SealVariant::Interactive,
+    SealVariant::Synthetic,
+    SealVariant::NonInteractive,
+];
+
+/// Where `seal` is in [`SEAL_PROOFS`]: its size's row and its variant.
+fn position(seal: RegisteredSealProof) -> Result<(usize, SealVariant)> {
+    SEAL_PROOFS
+        .iter()
+        .enumerate()
+        .find_map(|(row, proofs)| {
+            let col = proofs.iter().position(|&p| p == seal)?;
+            Some((row, VARIANTS[col]))
+        })
+        .ok_or_else(|| anyhow::anyhow!("{seal:?} is not a seal proof this tool makes"))
+}
+
+/// The number filecoin-proofs-api registers a seal proof under: 5-9 for
+/// `V1_1`, 10-14 for Synthetic PoRep, 15-19 for NI-PoRep.
 pub fn seal_proof_number(seal: RegisteredSealProof) -> Result<u64> {
-    use RegisteredSealProof::*;
-    Ok(match seal {
-        StackedDrg2KiBV1_1 => 5,
-        StackedDrg8MiBV1_1 => 6,
-        StackedDrg512MiBV1_1 => 7,
-        StackedDrg32GiBV1_1 => 8,
-        StackedDrg64GiBV1_1 => 9,
-        StackedDrg2KiBV1_1_Feat_SyntheticPoRep => 10,
-        StackedDrg8MiBV1_1_Feat_SyntheticPoRep => 11,
-        StackedDrg512MiBV1_1_Feat_SyntheticPoRep => 12,
-        StackedDrg32GiBV1_1_Feat_SyntheticPoRep => 13,
-        StackedDrg64GiBV1_1_Feat_SyntheticPoRep => 14,
-        other => anyhow::bail!("{other:?} is not a seal proof this tool makes"),
-    })
+    let (row, variant) = position(seal)?;
+    Ok(5 + row as u64 + variant.offset())
 }
 
-/// The Synthetic PoRep twin of a V1_1 seal proof: the same circuit and
-/// parameters, challenges drawn from a synthetic set made after PreCommit 2.
-pub fn synthetic(seal: RegisteredSealProof) -> Result<RegisteredSealProof> {
-    use RegisteredSealProof::*;
-    Ok(match seal {
-        StackedDrg2KiBV1_1 => StackedDrg2KiBV1_1_Feat_SyntheticPoRep,
-        StackedDrg8MiBV1_1 => StackedDrg8MiBV1_1_Feat_SyntheticPoRep,
-        StackedDrg512MiBV1_1 => StackedDrg512MiBV1_1_Feat_SyntheticPoRep,
-        StackedDrg32GiBV1_1 => StackedDrg32GiBV1_1_Feat_SyntheticPoRep,
-        StackedDrg64GiBV1_1 => StackedDrg64GiBV1_1_Feat_SyntheticPoRep,
-        other => anyhow::bail!("{other:?} has no Synthetic PoRep twin"),
-    })
+/// The `variant` twin of a size's seal proof.
+pub fn with_variant(
+    seal: RegisteredSealProof,
+    variant: SealVariant,
+) -> Result<RegisteredSealProof> {
+    let (row, _) = position(seal)?;
+    let col = VARIANTS.iter().position(|&v| v == variant).expect("listed");
+    Ok(SEAL_PROOFS[row][col])
 }
 
-/// Whether `seal` is a Synthetic PoRep proof.
-pub fn is_synthetic(seal: RegisteredSealProof) -> bool {
-    seal_proof_number(seal).is_ok_and(|n| (10..=14).contains(&n))
+/// Which variant `seal` is.
+pub fn variant(seal: RegisteredSealProof) -> Result<SealVariant> {
+    Ok(position(seal)?.1)
 }
 
 /// The porep_id: the registered proof's number as a little-endian u64 in
@@ -180,15 +260,14 @@ pub fn porep_id(seal: RegisteredSealProof) -> Result<[u8; 32]> {
 /// in the porep_id or API version cannot pass unnoticed.
 pub fn porep_config(seal: RegisteredSealProof) -> Result<PoRepConfig> {
     let size = u64::from(seal.sector_size());
-    let config = if is_synthetic(seal) {
-        PoRepConfig::new_groth16_with_features(
+    let config = match variant(seal)?.feature() {
+        Some(feature) => PoRepConfig::new_groth16_with_features(
             size,
             porep_id(seal)?,
             ApiVersion::V1_2_0,
-            vec![ApiFeature::SyntheticPoRep],
-        )?
-    } else {
-        PoRepConfig::new_groth16(size, porep_id(seal)?, ApiVersion::V1_1_0)
+            vec![feature],
+        )?,
+        None => PoRepConfig::new_groth16(size, porep_id(seal)?, ApiVersion::V1_1_0),
     };
     let registry = seal.as_v1_config();
     ensure!(
@@ -236,20 +315,27 @@ mod tests {
             let seal = size.kinds().seal;
             assert_eq!(porep_id(seal).unwrap(), seal.as_v1_config().porep_id);
             assert_eq!(u64::from(seal.sector_size()), size.bytes());
-            // The Synthetic PoRep twin: numbers 10-14, same size, its own
+            assert_eq!(variant(seal).unwrap(), SealVariant::Interactive);
+            // The twins: numbers 10-14 and 15-19, same size, their own
             // porep_id; porep_config checks features and version too.
-            let twin = synthetic(seal).unwrap();
-            assert!(is_synthetic(twin) && !is_synthetic(seal));
-            assert_eq!(
-                seal_proof_number(twin).unwrap(),
-                seal_proof_number(seal).unwrap() + 5
-            );
-            assert_eq!(twin.sector_size(), seal.sector_size());
-            let config = porep_config(twin).unwrap();
-            assert!(config.feature_enabled(ApiFeature::SyntheticPoRep));
-            assert!(!porep_config(seal)
-                .unwrap()
-                .feature_enabled(ApiFeature::SyntheticPoRep));
+            for (twin_of, feature, offset) in [
+                (SealVariant::Synthetic, ApiFeature::SyntheticPoRep, 5),
+                (
+                    SealVariant::NonInteractive,
+                    ApiFeature::NonInteractivePoRep,
+                    10,
+                ),
+            ] {
+                let twin = with_variant(seal, twin_of).unwrap();
+                assert_eq!(variant(twin).unwrap(), twin_of);
+                assert_eq!(
+                    seal_proof_number(twin).unwrap(),
+                    seal_proof_number(seal).unwrap() + offset
+                );
+                assert_eq!(twin.sector_size(), seal.sector_size());
+                assert!(porep_config(twin).unwrap().feature_enabled(feature));
+                assert!(!porep_config(seal).unwrap().feature_enabled(feature));
+            }
         }
     }
 }

@@ -30,7 +30,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::c2bench::BenchOptions;
 use crate::cc::CcOptions;
-use crate::kinds::SectorSize;
+use crate::kinds::{SealVariant, SectorSize};
 use crate::make::MakeOptions;
 
 #[derive(Parser)]
@@ -138,6 +138,11 @@ struct MakeArgs {
     /// after PreCommit 2.
     #[arg(long)]
     synthetic: bool,
+    /// Seal with the non-interactive PoRep proof of the size (registered
+    /// proofs 15-19): Commit 1 answers challenges drawn from the replica
+    /// alone, in 13 partitions at the test sizes.
+    #[arg(long, conflicts_with = "synthetic")]
+    non_interactive: bool,
 }
 
 #[derive(Args)]
@@ -194,7 +199,13 @@ fn run(cli: Cli) -> Result<()> {
             fixture: args,
             keep_sector,
             synthetic,
+            non_interactive,
         }) => {
+            let variant = match (synthetic, non_interactive) {
+                (true, _) => SealVariant::Synthetic,
+                (_, true) => SealVariant::NonInteractive,
+                _ => SealVariant::Interactive,
+            };
             let work = args.work.dir();
             use_work_dir(&work)?;
             let opts = MakeOptions {
@@ -204,7 +215,7 @@ fn run(cli: Cli) -> Result<()> {
                 sector_dir: work.join(format!("sector-{}-{}", args.sector_size.bytes(), args.seed)),
                 out: args.out,
                 keep_sector,
-                synthetic,
+                variant,
             };
             make::make(&opts)?;
             check::check_fixture(&opts.out).context("self-check of the written fixture")?;

@@ -11,7 +11,7 @@ use storage_proofs_core::merkle::MerkleTreeTrait;
 
 use crate::draws::Draws;
 use crate::fixture::{write_c1, FixtureDir, Meta, PoStMeta, SnapMeta, META};
-use crate::kinds::{self, SectorSize};
+use crate::kinds::{self, SealVariant, SectorSize};
 use crate::post::{self, VanillaPoSt};
 use crate::seal::{self, SealedSector};
 use crate::snap::{self, UpdatedSector};
@@ -24,8 +24,8 @@ pub struct MakeOptions {
     /// Where the sector's files are made; removed afterwards unless kept.
     pub sector_dir: PathBuf,
     pub keep_sector: bool,
-    /// Seal with the Synthetic PoRep twin of the size's seal proof.
-    pub synthetic: bool,
+    /// Seal with this twin of the size's seal proof.
+    pub variant: SealVariant,
 }
 
 /// What a run made, before it is written out.
@@ -84,9 +84,7 @@ impl MakeOptions {
     /// The registered proofs the fixture is made with.
     fn kinds(&self) -> Result<kinds::ProofKinds> {
         let mut kinds = self.size.kinds();
-        if self.synthetic {
-            kinds.seal = kinds::synthetic(kinds.seal)?;
-        }
+        kinds.seal = kinds::with_variant(kinds.seal, self.variant)?;
         Ok(kinds)
     }
 }
