@@ -510,7 +510,14 @@ pub fn measure(
             (r, handle)
         })
         .collect();
-    let proofs = wait_with_progress(&engine, handles, plan.partitions);
+    // A whole request is finished as filecoin-proofs would return it (NI-PoRep:
+    // aggregated and checked), in the measured time; a warm-up's partial one
+    // is not.
+    let finish = plan
+        .filecoin
+        .as_deref()
+        .filter(|r| r.partitions().count() == plan.partitions);
+    let proofs = wait_with_progress(&engine, handles, plan.partitions, finish);
     let gpu_utilization = sampler.finish();
     let proofs = proofs?;
     Ok(Measurement {
@@ -541,11 +548,13 @@ fn request(plan: &Plan, key: &Arc<ProvingKey>, r: u64) -> ProofRequest {
 }
 
 /// Waits for every request, in order, with a bar of partitions proven and
-/// the count of requests returned (drawn only when stderr is a terminal).
+/// the count of requests returned (drawn only when stderr is a terminal),
+/// finishing each proof with `finish` when given.
 fn wait_with_progress(
     engine: &Engine,
     handles: Vec<(u64, JobHandle)>,
     partitions_per_request: usize,
+    finish: Option<&cuzk_filecoin::FilecoinRequest>,
 ) -> Result<Vec<RequestProof>, BenchError> {
     let requests = handles.len();
     let bar = progress::bar(
@@ -571,9 +580,14 @@ fn wait_with_progress(
             .map(|(request, h)| {
                 let proof = h
                     .wait()
-                    .map_err(|source| BenchError::Request { request, source });
+                    .map_err(|source| BenchError::Request { request, source })?;
+                if let Some(finisher) = finish {
+                    finisher
+                        .finish(proof.to_bytes())
+                        .map_err(|e| BenchError::Filecoin(Box::new(e)))?;
+                }
                 done.fetch_add(1, Ordering::Relaxed);
-                proof
+                Ok(proof)
             })
             .collect();
         finished.store(true, Ordering::Relaxed);

@@ -181,13 +181,19 @@ fn client_commands_and_a_clean_sigterm() {
 /// `cuzk client prove` of every Filecoin kind at 2 KiB (the committed
 /// fixtures, the same flags as `cuzk prove --kind ...`) through a running
 /// daemon, each proof then accepted by filecoin-proofs' verifier (`cuzk
-/// verify --kind ...`); a missing input is refused before the daemon is
-/// called, a wrong one by the daemon.
+/// verify --kind ...`); an NI-PoRep too (its C1 names its seal proof), on
+/// the PoRep parameters and the test SnarkPack SRS `cuzk setup` wrote; a
+/// missing input is refused before the daemon is called, a wrong one by the
+/// daemon.
 #[test]
 fn client_proves_every_filecoin_kind() {
-    let fx = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cuzk-filecoin/fixtures/2KiB");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cuzk-filecoin/fixtures");
+    let fx = fixtures.join("2KiB");
     let m: serde_json::Value =
         serde_json::from_slice(&std::fs::read(fx.join("meta.json")).unwrap()).unwrap();
+    let ni = fixtures.join("2KiB-ni");
+    let ni_meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(ni.join("meta.json")).unwrap()).unwrap();
     let text = |v: &serde_json::Value| v.as_str().unwrap().to_owned();
     let file = |v: &serde_json::Value| fx.join(v.as_str().unwrap()).to_str().unwrap().to_owned();
     let dir = tempfile::tempdir().unwrap();
@@ -230,27 +236,45 @@ fn client_proves_every_filecoin_kind() {
                 file(&m["snap"]["partition_proofs"][0]),
             ],
         ),
+        (
+            "porep",
+            vec![
+                "--c1".into(),
+                ni.join(ni_meta["c1_curio"].as_str().unwrap())
+                    .to_str()
+                    .unwrap()
+                    .to_owned(),
+                "--sector-id".into(),
+                ni_meta["sector_id"].to_string(),
+            ],
+        ),
     ];
-    for (kind, inputs) in &kinds {
-        let setup = Command::new(CUZK)
-            .args([
-                "setup",
-                "--kind",
-                kind,
-                "--sector-size",
-                "2KiB",
-                "--backend",
-                "cpu",
-            ])
-            .args(["--param-dir", s(&params)])
-            .output()
-            .unwrap();
-        assert!(
-            setup.status.success(),
-            "{}",
-            String::from_utf8_lossy(&setup.stderr)
-        );
-        let proof = dir.path().join(format!("{kind}.proof"));
+    let mut set_up = std::collections::HashSet::new();
+    for (i, (kind, inputs)) in kinds.iter().enumerate() {
+        if !set_up.insert(kind) {
+            // NI-PoRep: the PoRep parameters and SRS already made.
+            assert!(params.join("v28-fil-inner-product-v1.srs").exists());
+        } else {
+            let setup = Command::new(CUZK)
+                .args([
+                    "setup",
+                    "--kind",
+                    kind,
+                    "--sector-size",
+                    "2KiB",
+                    "--backend",
+                    "cpu",
+                ])
+                .args(["--param-dir", s(&params)])
+                .output()
+                .unwrap();
+            assert!(
+                setup.status.success(),
+                "{}",
+                String::from_utf8_lossy(&setup.stderr)
+            );
+        }
+        let proof = dir.path().join(format!("{i}-{kind}.proof"));
         let mut args = vec!["prove", "--kind", kind];
         args.extend(sector);
         args.extend(inputs.iter().map(String::as_str));

@@ -67,7 +67,11 @@ pub enum KindError {
 impl KindError {
     /// The gRPC code the caller gets.
     pub fn code(&self) -> Code {
-        Code::InvalidArgument
+        match self {
+            // A file the box lacks, not the caller's mistake.
+            KindError::Filecoin(FilecoinError::MissingSrs { .. }) => Code::FailedPrecondition,
+            _ => Code::InvalidArgument,
+        }
     }
 
     fn invalid(field: &'static str, why: impl Into<String>) -> Self {

@@ -95,7 +95,30 @@ async fn prove(daemon: &Daemon, job: &Job) -> Option<Proven> {
     drop(lease);
     match result {
         Ok(proof) => {
-            let outcome = completed(job, &proof, queue_wait, load_time.unwrap_or_default());
+            // filecoin-proofs' form of the proof: for NI-PoRep the SnarkPack
+            // aggregate of the partitions' proofs (CPU work), checked.
+            let bytes = proof.to_bytes();
+            let bytes = match job.spec.filecoin.clone() {
+                None => bytes,
+                Some(request) => {
+                    match tokio::task::spawn_blocking(move || request.finish(bytes)).await {
+                        Ok(Ok(bytes)) => bytes,
+                        Ok(Err(err)) => return failed(&err),
+                        Err(_) => {
+                            let panicked: Box<dyn std::error::Error> =
+                                "finishing the proof panicked".into();
+                            return failed(&*panicked);
+                        }
+                    }
+                }
+            };
+            let outcome = completed(
+                job,
+                &proof,
+                bytes,
+                queue_wait,
+                load_time.unwrap_or_default(),
+            );
             Some((outcome, Outcome::Completed, Some(proof)))
         }
         Err(EngineError::Cancelled) => Some((cancelled_outcome(job), Outcome::Cancelled, None)),
@@ -108,6 +131,7 @@ async fn prove(daemon: &Daemon, job: &Job) -> Option<Proven> {
 fn completed(
     job: &Job,
     proof: &RequestProof,
+    bytes: Vec<u8>,
     queue_wait: Duration,
     load_time: Duration,
 ) -> pb::AwaitProofResponse {
@@ -133,7 +157,7 @@ fn completed(
     pb::AwaitProofResponse {
         job_id: job.id.clone(),
         status: JobStatus::Completed as i32,
-        proof: proof.to_bytes(),
+        proof: bytes,
         queue_wait_ms: queue_wait.as_millis() as u64,
         srs_load_ms: load_time.as_millis() as u64,
         synthesis_ms: sum(&|r| r.synth_ended_ns.saturating_sub(r.synth_started_ns)),

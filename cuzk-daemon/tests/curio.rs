@@ -267,11 +267,7 @@ fn proofs_cuzk_does_not_make_and_disagreeing_fields_are_refused() {
     // reads as unset, so a 2 KiB V1 C1 output is refused by its own name.
     for (number, name, instead) in [
         (1, "StackedDrg8MiBV1 (1)", "StackedDrg8MiBV1_1 (6)"),
-        (
-            18,
-            "StackedDrg32GiBV1_2_Feat_NonInteractivePoRep (18)",
-            "StackedDrg32GiBV1_1 (8)",
-        ),
+        (3, "StackedDrg32GiBV1 (3)", "StackedDrg32GiBV1_1 (8)"),
     ] {
         let e = refused(&pb::SubmitProofRequest {
             registered_proof: number,

@@ -59,6 +59,19 @@ pub enum FilecoinError {
         /// The circuit it is for.
         circuit: crate::CircuitId,
     },
+    /// NI-PoRep's SnarkPack SRS (`v28-fil-inner-product-v1.srs`) is not in
+    /// the directory filecoin-proofs reads.
+    #[error(
+        "missing SnarkPack SRS file {} (NI-PoRep aggregates its partitions' proofs with it: \
+         the production file of that name, fetched with the parameters, or a test one from \
+         `cuzk setup --kind porep --sector-size ... --param-dir {}`)",
+        path.display(),
+        path.parent().unwrap_or(path).display()
+    )]
+    MissingSrs {
+        /// The path looked for.
+        path: PathBuf,
+    },
     /// A setup's files would not fit in the parameter directory (checked
     /// before the long work).
     #[error(

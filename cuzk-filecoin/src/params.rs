@@ -54,6 +54,40 @@ pub fn point_filecoin_proofs_at(dir: &Path) -> Result<(), FilecoinError> {
     }
 }
 
+/// The SnarkPack SRS NI-PoRep aggregates with, where filecoin-proofs reads
+/// it: `v28-fil-inner-product-v1.srs` in its parameter directory (see
+/// [`point_filecoin_proofs_at`]).
+pub fn snarkpack_srs_path() -> PathBuf {
+    // One file for every circuit and count: the arguments are unused.
+    storage_proofs_core::parameter_cache::parameter_cache_srs_key_path("", 0)
+}
+
+/// How many proofs the test SRS [`setup`] writes can aggregate: NI-PoRep's
+/// 126 partitions at 32 and 64 GiB, padded to a power of two.
+const TEST_SRS_PROOFS: usize = 128;
+
+/// Writes a test SnarkPack SRS (random powers: never for production, whose
+/// file comes from Filecoin's trusted setup) as `v28-fil-inner-product-v1.srs`
+/// in `dir` unless a file of that name is there. Returns whether it wrote
+/// one.
+fn write_test_srs(dir: &Path, mut rng: &mut dyn rand_core::RngCore) -> Result<bool, FilecoinError> {
+    let path = dir.join(
+        snarkpack_srs_path()
+            .file_name()
+            .expect("the SRS path names a file"),
+    );
+    if path.exists() {
+        return Ok(false);
+    }
+    // setup_fake_srs makes 2n powers, enough for n proofs.
+    let srs = bellperson::groth16::aggregate::setup_fake_srs::<blstrs::Bls12, _>(
+        &mut rng,
+        TEST_SRS_PROOFS,
+    );
+    write_atomically(&path, |f| srs.write(f).map_err(Into::into))?;
+    Ok(true)
+}
+
 /// What [`setup`] wrote.
 #[derive(Clone, Debug)]
 pub struct SetupReport {
@@ -67,6 +101,9 @@ pub struct SetupReport {
     /// (generated here, so in their subgroups), sparing the first load
     /// the subgroup checks.
     pub sidecar: bellperson_lite::SidecarOutcome,
+    /// The test SnarkPack SRS written beside a PoRep's files for NI-PoRep,
+    /// when there was none.
+    pub srs: Option<PathBuf>,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> FilecoinError + '_ {
@@ -78,7 +115,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> FilecoinError + '_ {
 
 /// Generates test parameters for `id` and writes `v28-<id>.params`, `.vk`
 /// and `.meta` into `dir` (created if missing), so that filecoin-proofs
-/// finds them there. The directory is checked to be writable before the
+/// finds them there; for PoRep also a test SnarkPack SRS for NI-PoRep
+/// unless the directory has one. The directory is checked to be writable before the
 /// (long) generation starts; files are written under a temporary name and
 /// renamed, so a reader never sees half a file. The `.params` file's
 /// sidecar vouches that its points were generated here, so its first load
@@ -116,11 +154,15 @@ pub fn setup(
     write_atomically(&meta_path, |f| {
         f.write_all(meta.as_bytes()).map_err(Into::into)
     })?;
+    // NI-PoRep proves on the same parameters, then aggregates.
+    let srs = (id.kind == crate::ProofKind::PoRep && write_test_srs(dir, rng)?)
+        .then(|| dir.join(snarkpack_srs_path().file_name().expect("a file")));
     let report = SetupReport {
         params: params_path,
         vk: vk_path,
         seconds,
         sidecar,
+        srs,
     };
     Ok((params, report))
 }
@@ -193,6 +235,25 @@ pub fn load_with(
 mod tests {
     use super::*;
     use crate::{ProofKind, SectorSize};
+
+    #[test]
+    fn a_test_srs_is_written_once_and_never_over_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rng = rand::thread_rng();
+        assert!(write_test_srs(dir.path(), &mut rng).unwrap());
+        let path = dir.path().join("v28-fil-inner-product-v1.srs");
+        let bytes = fs::read(&path).unwrap();
+        let srs = bellperson::groth16::aggregate::GenericSRS::<blstrs::Bls12>::read(
+            &mut bytes.as_slice(),
+        )
+        .unwrap();
+        // n proofs need 2n powers.
+        assert_eq!(srs.g_alpha_powers.len(), 2 * TEST_SRS_PROOFS);
+        // A file of that name (the production SRS, say) is left alone.
+        fs::write(&path, b"not ours").unwrap();
+        assert!(!write_test_srs(dir.path(), &mut rng).unwrap());
+        assert_eq!(fs::read(&path).unwrap(), b"not ours");
+    }
 
     #[test]
     fn a_setup_that_will_not_fit_is_refused_with_the_sizes() {

@@ -1,11 +1,13 @@
 //! PoRep C2: the partition circuits of a sealed sector from its C1 output.
 
 use base64::Engine as _;
+use bellperson::groth16::aggregate::AggregateVersion;
 use filecoin_proofs::{
     as_safe_commitment, parameters::public_params, DefaultPieceDomain, DefaultPieceHasher,
-    SealCommitPhase1Output,
+    PoRepConfig, SealCommitOutput, SealCommitPhase1Output,
 };
 use serde_json::Value;
+use storage_proofs_core::api_version::ApiFeature;
 use storage_proofs_core::merkle::MerkleTreeTrait;
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, StackedDrg};
@@ -13,7 +15,7 @@ use storage_proofs_porep::stacked::{self, StackedCircuit, StackedCompound, Stack
 use crate::circuits::{Blank, BlankCircuit, Compound};
 use crate::error::{bad, unless_panics};
 use crate::registry::{with_tree, RegisteredProof};
-use crate::request::{FilecoinRequest, Verifier};
+use crate::request::{FilecoinRequest, Finisher, Verifier};
 use crate::{FilecoinError, ProofKind, SectorSize};
 
 type Scheme<Tree> = StackedDrg<'static, Tree, DefaultPieceHasher>;
@@ -73,9 +75,9 @@ pub(crate) fn parse_c1(bytes: &[u8]) -> Result<C1Json, FilecoinError> {
         let name = name
             .as_str()
             .ok_or_else(|| bad("C1 output", "registered_proof is not a string"))?;
-        // A non-interactive PoRep or a V1 seal proof has other challenges
-        // (and porep_id): refused here, by name. A Synthetic PoRep is
-        // proven with its own configuration.
+        // A V1 seal proof has other challenges (and porep_id): refused
+        // here, by name. Synthetic PoRep and NI-PoRep are proven with their
+        // own configurations.
         let registered = RegisteredProof::from_name(ProofKind::PoRep, name)
             .and_then(RegisteredProof::check_proven)
             .map_err(|e| bad("C1 output", e))?;
@@ -134,9 +136,17 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
     let size = proof.size;
     let out: SealCommitPhase1Output<Tree> =
         serde_json::from_value(c1.raw).map_err(|e| bad("C1 output", e))?;
-    // Synthetic PoRep: its own porep_id and challenges; the same circuit
-    // and parameters as V1_1 (the blank circuit stays V1_1's).
+    // Synthetic PoRep and NI-PoRep: their own porep_id and challenges
+    // (NI-PoRep's in 13 or 126 partitions); the same circuit and
+    // parameters as V1_1 (the blank circuit stays V1_1's).
     let config = proof.porep_config()?;
+    let aggregated = config.feature_enabled(ApiFeature::NonInteractivePoRep);
+    if aggregated {
+        let path = crate::params::snarkpack_srs_path();
+        if !path.exists() {
+            return Err(FilecoinError::MissingSrs { path });
+        }
+    }
     if out.vanilla_proofs.len() != usize::from(config.partitions)
         || out.vanilla_proofs.iter().any(Vec::is_empty)
     {
@@ -193,6 +203,7 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
         ));
     }
     let (comm_r, comm_d, ticket, seed) = (out.comm_r, out.comm_d, out.ticket, out.seed);
+    let finisher = aggregated.then(|| aggregator::<Tree>(config.clone(), comm_r, seed));
     let verifier: Verifier = Box::new(move |proof: &[u8]| {
         filecoin_proofs::verify_seal::<Tree>(
             &config,
@@ -212,12 +223,31 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
     )
     .with_pieces(challenge_pieces::<Tree>)
     .with_native(native_witness::<Tree>);
-    Ok(FilecoinRequest::new(
-        ProofKind::PoRep,
-        size,
-        Box::new(partitions),
-        verifier,
-    ))
+    Ok(
+        FilecoinRequest::new(ProofKind::PoRep, size, Box::new(partitions), verifier)
+            .finished_by(proof, finisher),
+    )
+}
+
+/// NI-PoRep's last step, as `seal_commit_phase2` takes it: the partitions'
+/// proofs of one sector aggregated with SnarkPack (version 2), whose
+/// transcript hashes comm_r alone (NI-PoRep has no seed to hash).
+fn aggregator<Tree: 'static + MerkleTreeTrait>(
+    config: PoRepConfig,
+    comm_r: [u8; 32],
+    seed: [u8; 32],
+) -> Finisher {
+    Box::new(move |partition_proofs: &[u8]| {
+        filecoin_proofs::aggregate_seal_commit_proofs::<Tree>(
+            &config,
+            &[comm_r],
+            &[seed],
+            &[SealCommitOutput {
+                proof: partition_proofs.to_vec(),
+            }],
+            AggregateVersion::V2,
+        )
+    })
 }
 
 /// Partition `k`'s circuit as one piece per challenge: `StackedCircuit`

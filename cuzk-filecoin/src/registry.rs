@@ -247,7 +247,7 @@ pub enum ProofVersion {
 /// | 0-4 | PoRep | `StackedDrg<size>V1` |
 /// | 5-9 | PoRep | `StackedDrg<size>V1_1` (proven) |
 /// | 10-14 | PoRep | `StackedDrg<size>V1_1_Feat_SyntheticPoRep` (proven) |
-/// | 15-19 | PoRep | `StackedDrg<size>V1_2_Feat_NonInteractivePoRep` |
+/// | 15-19 | PoRep | `StackedDrg<size>V1_2_Feat_NonInteractivePoRep` (proven) |
 /// | 0-4 | PoSt | `StackedDrgWinning<size>V1` (proven) |
 /// | 5-9 | PoSt | `StackedDrgWindow<size>V1` |
 /// | 10-14 | PoSt | `StackedDrgWindow<size>V1_2` (proven; go-state-types' `V1_1`) |
@@ -373,14 +373,20 @@ impl RegisteredProof {
     /// Whether cuzk proves it (see [`Self::proven`]).
     pub fn is_proven(&self) -> bool {
         *self == RegisteredProof::proven(self.kind, self.size)
-            || (self.kind == ProofKind::PoRep && self.version == ProofVersion::SyntheticPoRep)
+            || (self.kind == ProofKind::PoRep
+                && matches!(
+                    self.version,
+                    ProofVersion::SyntheticPoRep | ProofVersion::NiPoRep
+                ))
     }
 
     /// filecoin-proofs' PoRep configuration of this seal proof: `V1_1`
-    /// (API 1.1.0) or its Synthetic PoRep twin (API 1.2.0, the
-    /// `SyntheticPoRep` feature), which has the same circuit and parameter
-    /// file but its own porep_id and challenges. Other proofs are refused as
-    /// [`Self::check_proven`] refuses them.
+    /// (API 1.1.0), or one of its twins of API 1.2.0, which have the same
+    /// circuit and parameter file but their own porep_id and challenges:
+    /// Synthetic PoRep (the `SyntheticPoRep` feature) and NI-PoRep (the
+    /// `NonInteractivePoRep` feature: challenges drawn without the seed, in
+    /// 13 partitions at the test sizes and 126 at 32 and 64 GiB). Other
+    /// proofs are refused as [`Self::check_proven`] refuses them.
     pub fn porep_config(&self) -> Result<PoRepConfig, FilecoinError> {
         if self.kind != ProofKind::PoRep {
             return Err(crate::error::bad(
@@ -388,17 +394,19 @@ impl RegisteredProof {
                 format!("{self} is not a seal proof"),
             ));
         }
-        match self.check_proven()?.version {
-            ProofVersion::SyntheticPoRep => PoRepConfig::new_groth16_with_features(
-                self.size.bytes(),
-                porep_id(self.number()),
-                ApiVersion::V1_2_0,
-                vec![ApiFeature::SyntheticPoRep],
-            )
-            .map_err(FilecoinError::Upstream),
+        let feature = match self.check_proven()?.version {
+            ProofVersion::SyntheticPoRep => ApiFeature::SyntheticPoRep,
+            ProofVersion::NiPoRep => ApiFeature::NonInteractivePoRep,
             // check_proven leaves V1_1 alone of the other seal proofs.
-            _ => Ok(self.size.porep_config()),
-        }
+            _ => return Ok(self.size.porep_config()),
+        };
+        PoRepConfig::new_groth16_with_features(
+            self.size.bytes(),
+            porep_id(self.number()),
+            ApiVersion::V1_2_0,
+            vec![feature],
+        )
+        .map_err(FilecoinError::Upstream)
     }
 
     /// Itself, if cuzk proves it; otherwise an error saying which proof it

@@ -19,6 +19,11 @@ use crate::{FilecoinError, ProofKind, RegisteredProof, SectorSize};
 /// filecoin-proofs' verifier of one request, bound to its public inputs.
 pub(crate) type Verifier = Box<dyn Fn(&[u8]) -> anyhow::Result<bool> + Send + Sync>;
 
+/// What turns a request's partition proofs into the proof filecoin-proofs
+/// returns, when that is more than their concatenation (NI-PoRep: their
+/// SnarkPack aggregate).
+pub(crate) type Finisher = Box<dyn Fn(&[u8]) -> anyhow::Result<Vec<u8>> + Send + Sync>;
+
 /// One Filecoin circuit: a proof kind at a sector size. Its parameters,
 /// compiled shape and SRS are shared by every request of it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -106,8 +111,10 @@ impl fmt::Display for CircuitId {
 /// Curio hand over, with its inputs checked (vanilla proofs verified).
 pub struct FilecoinRequest {
     id: CircuitId,
+    proof: Option<RegisteredProof>,
     partitions: Box<dyn Partitions>,
     verifier: Verifier,
+    finisher: Option<Finisher>,
 }
 
 impl fmt::Debug for FilecoinRequest {
@@ -128,9 +135,23 @@ impl FilecoinRequest {
     ) -> Self {
         FilecoinRequest {
             id: CircuitId::new(kind, size),
+            proof: None,
             partitions,
             verifier,
+            finisher: None,
         }
+    }
+
+    /// The same request, for the registered proof `proof`, finished by
+    /// `finisher`.
+    pub(crate) fn finished_by(
+        mut self,
+        proof: RegisteredProof,
+        finisher: Option<Finisher>,
+    ) -> Self {
+        self.proof = Some(proof);
+        self.finisher = finisher;
+        self
     }
 
     /// PoRep C2 from a C1 output (filecoin-proofs' JSON, filecoin-proofs-api's
@@ -241,12 +262,39 @@ impl FilecoinRequest {
         self.id
     }
 
+    /// The registered seal proof of a PoRep request (`V1_1`, Synthetic
+    /// PoRep or NI-PoRep); `None` for the other kinds.
+    pub fn registered_proof(&self) -> Option<RegisteredProof> {
+        self.proof
+    }
+
     /// Its partitions.
     pub fn partitions(&self) -> &dyn Partitions {
         &*self.partitions
     }
 
-    /// Verifies `proof` (the partitions' 192-byte proofs in order) with
+    /// The proof as filecoin-proofs' prover returns it, from the partitions'
+    /// 192-byte proofs in order: those bytes as they are, except for
+    /// NI-PoRep, whose partitions' proofs filecoin-proofs aggregates with
+    /// SnarkPack (`aggregate_seal_commit_proofs`, version 2) using the SRS
+    /// in its parameter directory; the aggregate is then checked with
+    /// `verify_seal`, as `seal_commit_phase2` does. CPU work for NI-PoRep,
+    /// none for the other kinds.
+    pub fn finish(&self, partition_proofs: Vec<u8>) -> Result<Vec<u8>, FilecoinError> {
+        let Some(finish) = &self.finisher else {
+            return Ok(partition_proofs);
+        };
+        let proof = finish(&partition_proofs)?;
+        if !self.verify_with_filecoin_proofs(&proof)? {
+            return Err(FilecoinError::Upstream(anyhow::anyhow!(
+                "the SnarkPack aggregate of the {} partitions' proofs does not verify",
+                self.partitions.count()
+            )));
+        }
+        Ok(proof)
+    }
+
+    /// Verifies `proof` (as [`FilecoinRequest::finish`] returns it) with
     /// filecoin-proofs' own verifier (`verify_seal`, `verify_winning_post`,
     /// `verify_window_post`, `verify_empty_sector_update_proof`), which
     /// reads the `.vk` from `FIL_PROOFS_PARAMETER_CACHE`.
@@ -256,8 +304,9 @@ impl FilecoinRequest {
 
     /// Proves every partition in turn (full synthesis, or the compiled path
     /// when `shape` is given) with `srs` under `lock`, and returns the proof
-    /// bytes as filecoin-proofs writes them. Each partition's recorded
-    /// public inputs are checked against the ones a verifier computes.
+    /// bytes as filecoin-proofs writes them ([`FilecoinRequest::finish`]).
+    /// Each partition's recorded public inputs are checked against the ones
+    /// a verifier computes.
     pub fn prove(
         &self,
         srs: &Srs,
@@ -273,7 +322,7 @@ impl FilecoinRequest {
                 bellperson_lite::prove_from_assignments(&[assignment], srs, lock, &[r], &[s])?;
             out.extend_from_slice(&proofs[0].to_bytes());
         }
-        Ok(out)
+        self.finish(out)
     }
 
     /// Synthesizes partition `k` and checks its public inputs.

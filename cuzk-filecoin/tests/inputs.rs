@@ -300,11 +300,7 @@ fn registered_proof_numbers_are_go_state_types() {
         RegisteredProof::proven(ProofKind::WinningPoSt, SectorSize::S2KiB).number(),
         0
     );
-    for (kind, n) in [
-        (ProofKind::PoRep, 3),
-        (ProofKind::PoRep, 18),
-        (ProofKind::WindowPoSt, 8),
-    ] {
+    for (kind, n) in [(ProofKind::PoRep, 3), (ProofKind::WindowPoSt, 8)] {
         let e = RegisteredProof::from_number(kind, n)
             .unwrap()
             .check_proven()
@@ -312,15 +308,14 @@ fn registered_proof_numbers_are_go_state_types() {
             .to_string();
         assert!(e.contains("is not supported: cuzk proves"), "{e}");
     }
-    let e = RegisteredProof::from_number(ProofKind::PoRep, 18)
+    let e = RegisteredProof::from_number(ProofKind::PoRep, 3)
         .unwrap()
         .check_proven()
         .unwrap_err()
         .to_string();
     assert_eq!(
         e,
-        "StackedDrg32GiBV1_2_Feat_NonInteractivePoRep (18) is not supported: \
-         cuzk proves StackedDrg32GiBV1_1 (8)"
+        "StackedDrg32GiBV1 (3) is not supported: cuzk proves StackedDrg32GiBV1_1 (8)"
     );
     // Synthetic PoRep: its own porep_id (its number) and the feature, the
     // interactive proof's partitions.
@@ -336,6 +331,18 @@ fn registered_proof_numbers_are_go_state_types() {
         config.partitions.0,
         SectorSize::S32GiB.porep_config().partitions.0
     );
+    // NI-PoRep: the feature, its own porep_id, 126 partitions at 32 GiB
+    // (13 at the test sizes) of the interactive proof's circuit.
+    let ni = RegisteredProof::from_number(ProofKind::PoRep, 18).unwrap();
+    assert!(ni.check_proven().is_ok());
+    let config = ni.porep_config().unwrap();
+    assert_eq!(config.porep_id[0], 18);
+    assert!(
+        config.feature_enabled(storage_proofs_core::api_version::ApiFeature::NonInteractivePoRep)
+    );
+    assert_eq!(config.partitions.0, 126);
+    let ni_2kib = RegisteredProof::from_number(ProofKind::PoRep, 15).unwrap();
+    assert_eq!(ni_2kib.porep_config().unwrap().partitions.0, 13);
     assert_eq!(
         size_of_seal_proof_name("StackedDrg8MiBV1_1_Feat_SyntheticPoRep").unwrap(),
         SectorSize::S8MiB
@@ -562,20 +569,16 @@ fn c1_of_another_proof_sector_or_miner_is_refused() {
         ids,
     ));
     assert_eq!(e, "C1 output does not verify for porep at 2KiB");
-    for name in [
-        "StackedDrg2KiBV1_2_Feat_NonInteractivePoRep",
-        "StackedDrg2KiBV1",
-    ] {
-        let e = message(FilecoinRequest::porep(
-            &with(name, "StackedDrg2KiBV1"),
-            None,
-            ids,
-        ));
-        assert!(
-            e.contains(&format!("{name} (")) && e.contains("is not supported"),
-            "{e}"
-        );
-    }
+    // A V1 seal proof is refused by its name.
+    let e = message(FilecoinRequest::porep(
+        &with("StackedDrg2KiBV1", "StackedDrg2KiBV1"),
+        None,
+        ids,
+    ));
+    assert!(
+        e.contains("StackedDrg2KiBV1 (") && e.contains("is not supported"),
+        "{e}"
+    );
     let e = message(FilecoinRequest::porep(
         &with("StackedDrg2KiBV1_1", "StackedDrg8MiBV1"),
         None,

@@ -14,9 +14,10 @@ use std::sync::Arc;
 use common::{hex32, key, param_dir, request, seal_ids, SIZE};
 use cuzk_engine::{Engine, EngineConfig, ProofRequest, ProvingKey};
 use cuzk_filecoin::SealIds;
-use cuzk_filecoin::{CircuitId, FilecoinRequest, ProofKind, RegisteredProof};
+use cuzk_filecoin::{CircuitId, FilecoinRequest, ProofKind, ProofVersion, RegisteredProof};
 use filecoin_proofs::constants::SectorShape2KiB;
 use filecoin_proofs::PublicReplicaInfo;
+use storage_proofs_core::api_version::ApiFeature;
 use supraseal_c2::GpuLock;
 
 /// Proves `request` with the test key and checks it with both verifiers.
@@ -27,7 +28,17 @@ fn prove(request: &FilecoinRequest) -> Vec<u8> {
     let proof = request
         .prove(&key.1, &GpuLock::cpu(0), Some(&compiled))
         .expect("prove");
-    assert_eq!(proof.len(), 192 * request.partitions().count());
+    // NI-PoRep's proof is its partitions' SnarkPack aggregate; the others'
+    // are the partitions' proofs one after another.
+    let aggregated = request
+        .registered_proof()
+        .is_some_and(|p| p.version == ProofVersion::NiPoRep);
+    assert_eq!(
+        proof.len() == 192 * request.partitions().count(),
+        !aggregated,
+        "{} bytes",
+        proof.len()
+    );
     assert!(
         request
             .verify_with_filecoin_proofs(&proof)
@@ -46,7 +57,8 @@ fn flipped(mut bytes: [u8; 32]) -> [u8; 32] {
 /// Proves the C1 output of the fixture directory `dir` through its Curio
 /// form and checks the proof with `verify_seal` under the seal proof its
 /// meta.json names, which must also reject it for another sector id and
-/// another seed; returns the proof.
+/// another seed (NI-PoRep, whose challenges ignore the seed: another
+/// comm_r); returns the proof.
 fn assert_porep_accepted(dir: &str) -> Vec<u8> {
     let m: serde_json::Value =
         serde_json::from_slice(&common::fixture_in(dir, "meta.json")).expect("meta.json");
@@ -55,6 +67,9 @@ fn assert_porep_accepted(dir: &str) -> Vec<u8> {
         sector_id: m["sector_id"].as_u64().expect("sector_id"),
     };
     let c1 = common::fixture_in(dir, "c1-curio.json");
+    // Before the request: filecoin-proofs' directory is settled at its first
+    // use, and an NI-PoRep request needs the SRS the setup writes there.
+    key(ProofKind::PoRep);
     let request = FilecoinRequest::porep(&c1, None, ids).expect("PoRep request");
     assert_eq!(request.id(), CircuitId::new(ProofKind::PoRep, SIZE));
     let proof = prove(&request);
@@ -63,10 +78,10 @@ fn assert_porep_accepted(dir: &str) -> Vec<u8> {
     let config = RegisteredProof::from_number(ProofKind::PoRep, number)
         .and_then(|proof| proof.porep_config())
         .expect("a proven seal proof");
-    let verify = |sector_id: u64, seed: [u8; 32]| {
+    let verify_for = |sector_id: u64, seed: [u8; 32], comm_r: [u8; 32]| {
         filecoin_proofs::verify_seal::<SectorShape2KiB>(
             &config,
-            hex32(&m["comm_r"]),
+            comm_r,
             hex32(&m["comm_d"]),
             ids.prover_id,
             sector_id.into(),
@@ -76,11 +91,37 @@ fn assert_porep_accepted(dir: &str) -> Vec<u8> {
         )
         .expect("verify_seal runs")
     };
-    let seed = hex32(&m["seed"]);
+    let (seed, comm_r) = (hex32(&m["seed"]), hex32(&m["comm_r"]));
+    let verify = |sector_id, seed| verify_for(sector_id, seed, comm_r);
     assert!(verify(ids.sector_id, seed), "{dir}: verify_seal rejects");
     assert!(!verify(ids.sector_id + 1, seed), "another sector id");
-    assert!(!verify(ids.sector_id, flipped(seed)), "another seed");
+    if config.feature_enabled(ApiFeature::NonInteractivePoRep) {
+        assert!(
+            !verify_for(ids.sector_id, seed, flipped(comm_r)),
+            "another comm_r"
+        );
+    } else {
+        assert!(!verify(ids.sector_id, flipped(seed)), "another seed");
+    }
     proof
+}
+
+/// Whether `verify_seal` accepts `proof` of the fixture `m` as a V1_1
+/// seal proof (an error, as for a proof of another length, is a no).
+fn verifies_as_v1_1(m: &serde_json::Value, ids: SealIds, proof: &[u8]) -> bool {
+    matches!(
+        filecoin_proofs::verify_seal::<SectorShape2KiB>(
+            &SIZE.porep_config(),
+            hex32(&m["comm_r"]),
+            hex32(&m["comm_d"]),
+            ids.prover_id,
+            ids.sector_id.into(),
+            hex32(&m["ticket"]),
+            hex32(&m["seed"]),
+            proof,
+        ),
+        Ok(true)
+    )
 }
 
 #[test]
@@ -103,18 +144,10 @@ fn synthetic_porep_proof_is_accepted_by_verify_seal() {
         prover_id: hex32(&m["prover_id"]),
         sector_id: m["sector_id"].as_u64().expect("sector_id"),
     };
-    let as_v1_1 = filecoin_proofs::verify_seal::<SectorShape2KiB>(
-        &SIZE.porep_config(),
-        hex32(&m["comm_r"]),
-        hex32(&m["comm_d"]),
-        ids.prover_id,
-        ids.sector_id.into(),
-        hex32(&m["ticket"]),
-        hex32(&m["seed"]),
-        &proof,
-    )
-    .expect("verify_seal runs");
-    assert!(!as_v1_1, "a Synthetic PoRep proof verified as V1_1");
+    assert!(
+        !verifies_as_v1_1(&m, ids, &proof),
+        "a Synthetic PoRep proof verified as V1_1"
+    );
 
     let raw = common::fixture_in(dir, "c1.json");
     let error = FilecoinRequest::porep(&raw, Some(SIZE), ids).unwrap_err();
@@ -136,6 +169,39 @@ fn synthetic_porep_proof_is_accepted_by_verify_seal() {
         .unwrap_err()
         .to_string();
     assert!(error.contains("Synthetic"), "{error}");
+}
+
+/// An NI-PoRep (registered proof 15), sealed by `fil-fixtures make
+/// --non-interactive`: 13 partitions of 2 challenges proven on V1_1's
+/// parameters, then aggregated with SnarkPack (the test SRS `params::setup`
+/// wrote beside the PoRep parameters) into the proof `verify_seal` accepts
+/// under NI-PoRep's configuration only; a tampered aggregate is rejected.
+#[test]
+fn ni_porep_proof_is_aggregated_and_accepted_by_verify_seal() {
+    let dir = "2KiB-ni";
+    let proof = assert_porep_accepted(dir);
+    let m: serde_json::Value =
+        serde_json::from_slice(&common::fixture_in(dir, "meta.json")).expect("meta.json");
+    assert_eq!(m["porep_partitions"], 13);
+    let ids = SealIds {
+        prover_id: hex32(&m["prover_id"]),
+        sector_id: m["sector_id"].as_u64().expect("sector_id"),
+    };
+    let request = FilecoinRequest::porep(&common::fixture_in(dir, "c1-curio.json"), None, ids)
+        .expect("PoRep request");
+    assert_eq!(request.partitions().count(), 13);
+    assert!(
+        !verifies_as_v1_1(&m, ids, &proof),
+        "an NI-PoRep proof verified as V1_1"
+    );
+    // A tampered aggregate is refused by the verifier finish runs.
+    let mut tampered = proof.clone();
+    let middle = tampered.len() / 2;
+    tampered[middle] ^= 1;
+    assert!(!matches!(
+        request.verify_with_filecoin_proofs(&tampered),
+        Ok(true)
+    ));
 }
 
 /// A committed-capacity sector's C1 output made without sealing
