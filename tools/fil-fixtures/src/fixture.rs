@@ -13,6 +13,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{ensure, Context, Result};
+use clap::ValueEnum;
 use filecoin_proofs::SealCommitPhase1Output;
 use filecoin_proofs_api::seal::SealCommitPhase1Output as ApiSealCommitPhase1Output;
 use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
@@ -120,7 +121,8 @@ pub fn api_c1_json<Tree: MerkleTreeTrait>(
     // The api tags vanilla proofs by sector size only, whichever seal
     // proof (V1_1 or one of its twins) made them.
     let size = SectorSize::from_bytes(u64::from(seal.sector_size()))?;
-    let variant = format!("StackedDrg{}V1", size.name());
+    let size = size.to_possible_value().expect("every size is named");
+    let variant = format!("StackedDrg{}V1", size.get_name());
     let mut value = serde_json::to_value(c1)?;
     let proofs = value["vanilla_proofs"].take();
     value["vanilla_proofs"] = json!({ variant.as_str(): proofs });

@@ -63,17 +63,6 @@ impl SectorSize {
         }
     }
 
-    /// filecoin-proofs-api's name of the size (`2KiB` ... `64GiB`).
-    pub fn name(self) -> &'static str {
-        match self {
-            SectorSize::Kib2 => "2KiB",
-            SectorSize::Mib8 => "8MiB",
-            SectorSize::Mib512 => "512MiB",
-            SectorSize::Gib32 => "32GiB",
-            SectorSize::Gib64 => "64GiB",
-        }
-    }
-
     pub const ALL: [SectorSize; 5] = [
         SectorSize::Kib2,
         SectorSize::Mib8,
@@ -149,22 +138,13 @@ pub enum SealVariant {
     /// `V1_1_Feat_SyntheticPoRep` (API 1.2.0): challenges drawn from a
     /// synthetic set made after PreCommit 2.
     Synthetic,
-    /// `V1_2_Feat_NonInteractivePoRep` (API 1.2.0): challenges from the
-    /// replica alone, in many more partitions (13 at test sizes, 126 at
+    /// `V1_2_Feat_NonInteractivePoRep` (API 1.2.0): challenges from
+    /// replica_id and comm_r, no seed, in many more partitions (13 at test sizes, 126 at
     /// 32 GiB), aggregated with SnarkPack by Commit 2.
     NonInteractive,
 }
 
 impl SealVariant {
-    /// The offset of its registered numbers from the `V1_1` ones.
-    fn offset(self) -> u64 {
-        match self {
-            SealVariant::Interactive => 0,
-            SealVariant::Synthetic => 5,
-            SealVariant::NonInteractive => 10,
-        }
-    }
-
     /// The API feature it enables, if any.
     fn feature(self) -> Option<ApiFeature> {
         match self {
@@ -175,7 +155,9 @@ impl SealVariant {
     }
 }
 
-/// The seal proofs this tool makes, by size (2 KiB first), then variant.
+/// The seal proofs this tool makes, by size (2 KiB first), then variant in
+/// [`VARIANTS`]' order: registered numbers go up by one a size and by five
+/// a variant, from 5.
 const SEAL_PROOFS: [[RegisteredSealProof; 3]; 5] = {
     use RegisteredSealProof::*;
     [
@@ -213,6 +195,11 @@ const VARIANTS: [SealVariant; 3] = [
     SealVariant::NonInteractive,
 ];
 
+/// `variant`'s column in [`SEAL_PROOFS`].
+fn column(variant: SealVariant) -> usize {
+    VARIANTS.iter().position(|&v| v == variant).expect("listed")
+}
+
 /// Where `seal` is in [`SEAL_PROOFS`]: its size's row and its variant.
 fn position(seal: RegisteredSealProof) -> Result<(usize, SealVariant)> {
     SEAL_PROOFS
@@ -229,7 +216,7 @@ fn position(seal: RegisteredSealProof) -> Result<(usize, SealVariant)> {
 /// `V1_1`, 10-14 for Synthetic PoRep, 15-19 for NI-PoRep.
 pub fn seal_proof_number(seal: RegisteredSealProof) -> Result<u64> {
     let (row, variant) = position(seal)?;
-    Ok(5 + row as u64 + variant.offset())
+    Ok(5 + row as u64 + 5 * column(variant) as u64)
 }
 
 /// The `variant` twin of a size's seal proof.
@@ -238,8 +225,7 @@ pub fn with_variant(
     variant: SealVariant,
 ) -> Result<RegisteredSealProof> {
     let (row, _) = position(seal)?;
-    let col = VARIANTS.iter().position(|&v| v == variant).expect("listed");
-    Ok(SEAL_PROOFS[row][col])
+    Ok(SEAL_PROOFS[row][column(variant)])
 }
 
 /// Which variant `seal` is.
