@@ -510,13 +510,12 @@ pub fn measure(
             (r, handle)
         })
         .collect();
-    // A whole request is finished as filecoin-proofs would return it (NI-PoRep:
-    // aggregated and checked), in the measured time; a warm-up's partial one
-    // is not.
+    // A whole NI-PoRep request is aggregated and checked as filecoin-proofs
+    // returns it, in the measured time; a warm-up's partial one is not.
     let finish = plan
         .filecoin
         .as_deref()
-        .filter(|r| r.partitions().count() == plan.partitions);
+        .filter(|r| r.aggregated() && r.partitions().count() == plan.partitions);
     let proofs = wait_with_progress(&engine, handles, plan.partitions, finish);
     let gpu_utilization = sampler.finish();
     let proofs = proofs?;
@@ -549,7 +548,7 @@ fn request(plan: &Plan, key: &Arc<ProvingKey>, r: u64) -> ProofRequest {
 
 /// Waits for every request, in order, with a bar of partitions proven and
 /// the count of requests returned (drawn only when stderr is a terminal),
-/// finishing each proof with `finish` when given.
+/// finishing each proof with `finish` when given (NI-PoRep's aggregation).
 fn wait_with_progress(
     engine: &Engine,
     handles: Vec<(u64, JobHandle)>,

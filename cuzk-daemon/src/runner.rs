@@ -95,22 +95,9 @@ async fn prove(daemon: &Daemon, job: &Job) -> Option<Proven> {
     drop(lease);
     match result {
         Ok(proof) => {
-            // filecoin-proofs' form of the proof: for NI-PoRep the SnarkPack
-            // aggregate of the partitions' proofs (CPU work), checked.
-            let bytes = proof.to_bytes();
-            let bytes = match job.spec.filecoin.clone() {
-                None => bytes,
-                Some(request) => {
-                    match tokio::task::spawn_blocking(move || request.finish(bytes)).await {
-                        Ok(Ok(bytes)) => bytes,
-                        Ok(Err(err)) => return failed(&err),
-                        Err(_) => {
-                            let panicked: Box<dyn std::error::Error> =
-                                "finishing the proof panicked".into();
-                            return failed(&*panicked);
-                        }
-                    }
-                }
+            let bytes = match finished(job, &proof).await {
+                Ok(bytes) => bytes,
+                Err(err) => return failed(&*err),
             };
             let outcome = completed(
                 job,
@@ -124,6 +111,23 @@ async fn prove(daemon: &Daemon, job: &Job) -> Option<Proven> {
         Err(EngineError::Cancelled) => Some((cancelled_outcome(job), Outcome::Cancelled, None)),
         Err(EngineError::Shutdown) => None,
         Err(err) => failed(&err),
+    }
+}
+
+/// The proof as filecoin-proofs returns it: the partitions' proofs, or for
+/// NI-PoRep their SnarkPack aggregate, checked (CPU work, so on the
+/// blocking pool).
+async fn finished(
+    job: &Job,
+    proof: &RequestProof,
+) -> Result<Vec<u8>, Box<dyn std::error::Error + Send + Sync>> {
+    let bytes = proof.to_bytes();
+    let Some(request) = job.spec.filecoin.clone().filter(|r| r.aggregated()) else {
+        return Ok(bytes);
+    };
+    match tokio::task::spawn_blocking(move || request.finish(bytes)).await {
+        Ok(finished) => Ok(finished?),
+        Err(_) => Err("finishing the proof panicked".into()),
     }
 }
 

@@ -68,16 +68,18 @@ const TEST_SRS_PROOFS: usize = 128;
 
 /// Writes a test SnarkPack SRS (random powers: never for production, whose
 /// file comes from Filecoin's trusted setup) as `v28-fil-inner-product-v1.srs`
-/// in `dir` unless a file of that name is there. Returns whether it wrote
-/// one.
-fn write_test_srs(dir: &Path, mut rng: &mut dyn rand_core::RngCore) -> Result<bool, FilecoinError> {
+/// in `dir` unless a file of that name is there. Returns the file it wrote.
+fn write_test_srs(
+    dir: &Path,
+    mut rng: &mut dyn rand_core::RngCore,
+) -> Result<Option<PathBuf>, FilecoinError> {
     let path = dir.join(
         snarkpack_srs_path()
             .file_name()
             .expect("the SRS path names a file"),
     );
     if path.exists() {
-        return Ok(false);
+        return Ok(None);
     }
     // setup_fake_srs makes 2n powers, enough for n proofs.
     let srs = bellperson::groth16::aggregate::setup_fake_srs::<blstrs::Bls12, _>(
@@ -85,7 +87,7 @@ fn write_test_srs(dir: &Path, mut rng: &mut dyn rand_core::RngCore) -> Result<bo
         TEST_SRS_PROOFS,
     );
     write_atomically(&path, |f| srs.write(f).map_err(Into::into))?;
-    Ok(true)
+    Ok(Some(path))
 }
 
 /// What [`setup`] wrote.
@@ -155,8 +157,10 @@ pub fn setup(
         f.write_all(meta.as_bytes()).map_err(Into::into)
     })?;
     // NI-PoRep proves on the same parameters, then aggregates.
-    let srs = (id.kind == crate::ProofKind::PoRep && write_test_srs(dir, rng)?)
-        .then(|| dir.join(snarkpack_srs_path().file_name().expect("a file")));
+    let srs = match id.kind {
+        crate::ProofKind::PoRep => write_test_srs(dir, rng)?,
+        _ => None,
+    };
     let report = SetupReport {
         params: params_path,
         vk: vk_path,
@@ -240,8 +244,11 @@ mod tests {
     fn a_test_srs_is_written_once_and_never_over_another() {
         let dir = tempfile::tempdir().unwrap();
         let mut rng = rand::thread_rng();
-        assert!(write_test_srs(dir.path(), &mut rng).unwrap());
         let path = dir.path().join("v28-fil-inner-product-v1.srs");
+        assert_eq!(
+            write_test_srs(dir.path(), &mut rng).unwrap(),
+            Some(path.clone())
+        );
         let bytes = fs::read(&path).unwrap();
         let srs = bellperson::groth16::aggregate::GenericSRS::<blstrs::Bls12>::read(
             &mut bytes.as_slice(),
@@ -251,7 +258,7 @@ mod tests {
         assert_eq!(srs.g_alpha_powers.len(), 2 * TEST_SRS_PROOFS);
         // A file of that name (the production SRS, say) is left alone.
         fs::write(&path, b"not ours").unwrap();
-        assert!(!write_test_srs(dir.path(), &mut rng).unwrap());
+        assert_eq!(write_test_srs(dir.path(), &mut rng).unwrap(), None);
         assert_eq!(fs::read(&path).unwrap(), b"not ours");
     }
 

@@ -225,7 +225,7 @@ fn request_for<Tree: 'static + MerkleTreeTrait>(
     .with_native(native_witness::<Tree>);
     Ok(
         FilecoinRequest::new(ProofKind::PoRep, size, Box::new(partitions), verifier)
-            .finished_by(proof, finisher),
+            .finished_by(finisher),
     )
 }
 

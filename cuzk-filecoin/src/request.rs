@@ -111,7 +111,6 @@ impl fmt::Display for CircuitId {
 /// Curio hand over, with its inputs checked (vanilla proofs verified).
 pub struct FilecoinRequest {
     id: CircuitId,
-    proof: Option<RegisteredProof>,
     partitions: Box<dyn Partitions>,
     verifier: Verifier,
     finisher: Option<Finisher>,
@@ -135,21 +134,14 @@ impl FilecoinRequest {
     ) -> Self {
         FilecoinRequest {
             id: CircuitId::new(kind, size),
-            proof: None,
             partitions,
             verifier,
             finisher: None,
         }
     }
 
-    /// The same request, for the registered proof `proof`, finished by
-    /// `finisher`.
-    pub(crate) fn finished_by(
-        mut self,
-        proof: RegisteredProof,
-        finisher: Option<Finisher>,
-    ) -> Self {
-        self.proof = Some(proof);
+    /// The same request, its proof finished by `finisher`.
+    pub(crate) fn finished_by(mut self, finisher: Option<Finisher>) -> Self {
         self.finisher = finisher;
         self
     }
@@ -262,10 +254,10 @@ impl FilecoinRequest {
         self.id
     }
 
-    /// The registered seal proof of a PoRep request (`V1_1`, Synthetic
-    /// PoRep or NI-PoRep); `None` for the other kinds.
-    pub fn registered_proof(&self) -> Option<RegisteredProof> {
-        self.proof
+    /// Whether its proof is an aggregate of the partitions' proofs
+    /// (NI-PoRep) rather than their 192-byte proofs one after another.
+    pub fn aggregated(&self) -> bool {
+        self.finisher.is_some()
     }
 
     /// Its partitions.

@@ -267,7 +267,7 @@ fn registered_proof_numbers_are_go_state_types() {
     assert!(refused(ProofKind::SnapDeals, 5).contains("update"));
 
     // Numbers and names round-trip; cuzk proves one proof per kind and
-    // size, and PoRep's Synthetic twin as well.
+    // size, and PoRep's Synthetic and NI-PoRep twins as well.
     for kind in ProofKind::ALL {
         let mut proven = 0;
         for n in 0..25 {
@@ -278,7 +278,7 @@ fn registered_proof_numbers_are_go_state_types() {
             assert_eq!(RegisteredProof::from_name(kind, &p.name()).unwrap(), p);
             proven += usize::from(p.is_proven());
         }
-        let expected = if kind == ProofKind::PoRep { 10 } else { 5 };
+        let expected = if kind == ProofKind::PoRep { 15 } else { 5 };
         assert_eq!(proven, expected, "{kind}");
         for size in SectorSize::ALL {
             let p = RegisteredProof::proven(kind, size);

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use common::{hex32, key, param_dir, request, seal_ids, SIZE};
 use cuzk_engine::{Engine, EngineConfig, ProofRequest, ProvingKey};
 use cuzk_filecoin::SealIds;
-use cuzk_filecoin::{CircuitId, FilecoinRequest, ProofKind, ProofVersion, RegisteredProof};
+use cuzk_filecoin::{CircuitId, FilecoinRequest, ProofKind, RegisteredProof};
 use filecoin_proofs::constants::SectorShape2KiB;
 use filecoin_proofs::PublicReplicaInfo;
 use storage_proofs_core::api_version::ApiFeature;
@@ -30,12 +30,9 @@ fn prove(request: &FilecoinRequest) -> Vec<u8> {
         .expect("prove");
     // NI-PoRep's proof is its partitions' SnarkPack aggregate; the others'
     // are the partitions' proofs one after another.
-    let aggregated = request
-        .registered_proof()
-        .is_some_and(|p| p.version == ProofVersion::NiPoRep);
     assert_eq!(
         proof.len() == 192 * request.partitions().count(),
-        !aggregated,
+        !request.aggregated(),
         "{} bytes",
         proof.len()
     );
@@ -60,12 +57,8 @@ fn flipped(mut bytes: [u8; 32]) -> [u8; 32] {
 /// another seed (NI-PoRep, whose challenges ignore the seed: another
 /// comm_r); returns the proof.
 fn assert_porep_accepted(dir: &str) -> Vec<u8> {
-    let m: serde_json::Value =
-        serde_json::from_slice(&common::fixture_in(dir, "meta.json")).expect("meta.json");
-    let ids = SealIds {
-        prover_id: hex32(&m["prover_id"]),
-        sector_id: m["sector_id"].as_u64().expect("sector_id"),
-    };
+    let m = common::meta_in(dir);
+    let ids = common::seal_ids_of(&m);
     let c1 = common::fixture_in(dir, "c1-curio.json");
     // Before the request: filecoin-proofs' directory is settled at its first
     // use, and an NI-PoRep request needs the SRS the setup writes there.
@@ -138,12 +131,8 @@ fn porep_proof_is_accepted_by_verify_seal() {
 fn synthetic_porep_proof_is_accepted_by_verify_seal() {
     let dir = "2KiB-synthetic";
     let proof = assert_porep_accepted(dir);
-    let m: serde_json::Value =
-        serde_json::from_slice(&common::fixture_in(dir, "meta.json")).expect("meta.json");
-    let ids = SealIds {
-        prover_id: hex32(&m["prover_id"]),
-        sector_id: m["sector_id"].as_u64().expect("sector_id"),
-    };
+    let m = common::meta_in(dir);
+    let ids = common::seal_ids_of(&m);
     assert!(
         !verifies_as_v1_1(&m, ids, &proof),
         "a Synthetic PoRep proof verified as V1_1"
@@ -180,16 +169,13 @@ fn synthetic_porep_proof_is_accepted_by_verify_seal() {
 fn ni_porep_proof_is_aggregated_and_accepted_by_verify_seal() {
     let dir = "2KiB-ni";
     let proof = assert_porep_accepted(dir);
-    let m: serde_json::Value =
-        serde_json::from_slice(&common::fixture_in(dir, "meta.json")).expect("meta.json");
+    let m = common::meta_in(dir);
     assert_eq!(m["porep_partitions"], 13);
-    let ids = SealIds {
-        prover_id: hex32(&m["prover_id"]),
-        sector_id: m["sector_id"].as_u64().expect("sector_id"),
-    };
+    let ids = common::seal_ids_of(&m);
     let request = FilecoinRequest::porep(&common::fixture_in(dir, "c1-curio.json"), None, ids)
         .expect("PoRep request");
     assert_eq!(request.partitions().count(), 13);
+    assert!(request.aggregated());
     assert!(
         !verifies_as_v1_1(&m, ids, &proof),
         "an NI-PoRep proof verified as V1_1"
@@ -239,8 +225,7 @@ fn porep_from_filecoin_proofs_json_gives_the_same_circuit() {
 /// must be rejected. (The prover id is not a public input of the
 /// WinningPoSt circuit, so it is not varied.)
 fn assert_post_accepted(dir: &str, kind: ProofKind) {
-    let m: serde_json::Value =
-        serde_json::from_slice(&common::fixture_in(dir, "meta.json")).expect("meta.json");
+    let m = common::meta_in(dir);
     let (section, post_type) = match kind {
         ProofKind::WinningPoSt => ("winning", filecoin_proofs::PoStType::Winning),
         _ => ("window", filecoin_proofs::PoStType::Window),
@@ -321,8 +306,7 @@ fn cc_post_proofs_made_without_sealing_are_accepted() {
 /// with `verify_empty_sector_update_proof`, which must reject another
 /// comm_d_new.
 fn assert_snap_accepted(dir: &str) {
-    let m: serde_json::Value =
-        serde_json::from_slice(&common::fixture_in(dir, "meta.json")).expect("meta.json");
+    let m = common::meta_in(dir);
     let snap = &m["snap"];
     let comms = cuzk_filecoin::UpdateCommitments {
         comm_r_old: hex32(&snap["comm_r_old"]),

@@ -51,10 +51,20 @@ pub fn hex32(value: &Value) -> [u8; 32] {
 }
 
 pub fn seal_ids() -> SealIds {
+    seal_ids_of(meta())
+}
+
+/// The prover and sector of a fixture's `meta.json`.
+pub fn seal_ids_of(meta: &Value) -> SealIds {
     SealIds {
-        prover_id: hex32(&meta()["prover_id"]),
-        sector_id: meta()["sector_id"].as_u64().expect("sector_id"),
+        prover_id: hex32(&meta["prover_id"]),
+        sector_id: meta["sector_id"].as_u64().expect("sector_id"),
     }
+}
+
+/// `fixtures/<dir>/meta.json`.
+pub fn meta_in(dir: &str) -> Value {
+    serde_json::from_slice(&fixture_in(dir, "meta.json")).expect("meta.json")
 }
 
 pub fn files(list: &Value) -> Vec<Vec<u8>> {
