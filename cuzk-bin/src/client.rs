@@ -262,11 +262,6 @@ fn local<T>(result: Result<T, crate::filecoin::AnyError>) -> Result<T, Box<dyn s
     result.map_err(|e| e as Box<dyn std::error::Error>)
 }
 
-/// A gRPC error as one line: its code and message.
-fn rpc_error(status: tonic::Status) -> Box<dyn std::error::Error> {
-    format!("{:?}: {}", status.code(), status.message()).into()
-}
-
 /// Runs one client command.
 pub fn client(args: &ClientArgs) -> CliResult {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -285,7 +280,39 @@ async fn run(args: &ClientArgs) -> CliResult {
         ClientCommand::Await { out, .. } => crate::checks::writable_output(out.as_ref())?,
         _ => {}
     }
-    let mut client = cuzk_daemon::client::connect_with(&args.addr, &args.credentials()?).await?;
+    let credentials = args.credentials()?;
+    let mut client = cuzk_daemon::client::connect_with(&args.addr, &credentials).await?;
+    match call(args, &mut client).await {
+        Err(err) => match err.downcast::<Rpc>() {
+            Ok(rpc) => Err(
+                cuzk_daemon::client::call_error(&args.addr, &credentials, &rpc.0)
+                    .await
+                    .into(),
+            ),
+            Err(err) => Err(err),
+        },
+        done => done,
+    }
+}
+
+/// A failed call, kept whole until `run` can say why it failed.
+#[derive(Debug)]
+struct Rpc(tonic::Status);
+
+impl std::fmt::Display for Rpc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}: {}", self.0.code(), self.0.message())
+    }
+}
+
+impl std::error::Error for Rpc {}
+
+fn rpc_error(status: tonic::Status) -> Box<dyn std::error::Error> {
+    Box::new(Rpc(status))
+}
+
+/// The command's calls on a connected client.
+async fn call(args: &ClientArgs, client: &mut cuzk_daemon::client::Client) -> CliResult {
     match &args.command {
         ClientCommand::Submit(job) => {
             let answer = client

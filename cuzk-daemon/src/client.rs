@@ -140,6 +140,68 @@ pub async fn connect_with(addr: &str, credentials: &Credentials) -> Result<Clien
         .max_encoding_message_size(CLIENT_MESSAGE_BYTES))
 }
 
+/// Why a call failed, as one line a user can act on. An answer from the
+/// daemon (a status it sent) is its code and message. A status tonic made
+/// from a transport error (it carries that error as its source) means the
+/// connection broke before any answer: after a plain-text client's HTTP/2
+/// preface reaches a TLS port, or a server that wants client certificates
+/// turns a client without one away after the handshake. Which of hyper's
+/// or h2's errors shows first is a race, so the line names the likely
+/// cause instead, found by asking the port itself where that settles it.
+pub async fn call_error(addr: &str, credentials: &Credentials, status: &tonic::Status) -> String {
+    use std::error::Error;
+    let Some(cause) = status.source() else {
+        return format!("{:?}: {}", status.code(), status.message());
+    };
+    let mut line = format!(
+        "the connection to the cuzk daemon at {addr} broke off before it answered \
+         ({:?}: {})",
+        status.code(),
+        crate::error_chain(cause)
+    );
+    let tcp = match addr.parse::<ListenAddr>() {
+        Ok(ListenAddr::Tcp(socket)) => Some(socket),
+        _ => None,
+    };
+    let hint = match (tcp, &credentials.tls_ca, &credentials.tls_identity) {
+        (Some(socket), None, _) if serves_tls(socket).await => {
+            "; it serves TLS: pass --tls-ca with the CA that signed its certificate"
+        }
+        (Some(_), Some(_), None) => {
+            "; a daemon with --tls-client-ca turns away clients without a certificate: \
+             pass --tls-cert and --tls-key"
+        }
+        (Some(_), Some(_), Some(_)) => {
+            "; a daemon with --tls-client-ca turns away certificates its clients' CA \
+             did not sign"
+        }
+        _ => "",
+    };
+    line.push_str(hint);
+    line
+}
+
+/// Whether the server at `socket` answers an HTTP/2 preface with a TLS
+/// record (rustls sends a fatal alert for a record it cannot parse).
+async fn serves_tls(socket: std::net::SocketAddr) -> bool {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let probe = async {
+        let mut stream = tokio::net::TcpStream::connect(socket).await?;
+        stream
+            .write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+            .await?;
+        let mut head = [0u8; 3];
+        stream.read_exact(&mut head).await?;
+        // A TLS record: content type alert (21) or handshake (22), then
+        // protocol version 3.x.
+        Ok::<_, std::io::Error>(matches!(head, [21 | 22, 3, _]))
+    };
+    matches!(
+        tokio::time::timeout(std::time::Duration::from_secs(2), probe).await,
+        Ok(Ok(true))
+    )
+}
+
 /// The host part of `host:port` (`[v6]:port` unbracketed), or the whole.
 fn host_of(addr: &str) -> String {
     let hostport = addr.strip_prefix("tcp://").unwrap_or(addr);

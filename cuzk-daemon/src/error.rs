@@ -60,8 +60,12 @@ pub fn error_chain(err: &dyn std::error::Error) -> String {
     let mut line = err.to_string();
     let mut source = err.source();
     while let Some(s) = source {
-        line.push_str(": ");
-        line.push_str(&s.to_string());
+        // Some errors print their source in their own message already.
+        let text = s.to_string();
+        if !line.ends_with(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
         source = s.source();
     }
     line
@@ -70,4 +74,23 @@ pub fn error_chain(err: &dyn std::error::Error) -> String {
 /// A gRPC status with `code` whose message is `err` and its causes.
 pub(crate) fn status(code: Code, err: &dyn std::error::Error) -> Status {
     Status::new(code, error_chain(err))
+}
+
+#[cfg(test)]
+mod tests {
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read the journal")]
+    struct Bare(#[source] std::io::Error);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read the journal: {0}")]
+    struct Telling(#[source] std::io::Error);
+
+    #[test]
+    fn a_cause_is_named_once() {
+        let gone = || std::io::Error::other("disk gone");
+        let line = "cannot read the journal: disk gone";
+        assert_eq!(super::error_chain(&Bare(gone())), line);
+        assert_eq!(super::error_chain(&Telling(gone())), line);
+    }
 }
