@@ -73,6 +73,10 @@ pub(crate) struct Daemon {
     pub(crate) totals: Totals,
 }
 
+/// The pauses before each attempt to journal an outcome (about 61 s in
+/// all).
+const FINISH_RETRIES_MS: [u64; 8] = [0, 500, 1_000, 2_000, 4_000, 8_000, 16_000, 30_000];
+
 /// Milliseconds since the Unix epoch.
 pub(crate) fn unix_ms() -> u64 {
     SystemTime::now()
@@ -256,18 +260,42 @@ impl Daemon {
         kind: Outcome,
         proof: Option<&cuzk_engine::RequestProof>,
     ) {
-        let journal = Arc::clone(&self.journal);
-        let (seq, accepted, record) = (job.seq, job.accepted_unix_ms, outcome.clone());
-        let written =
-            tokio::task::spawn_blocking(move || journal.finish(seq, accepted, &record, unix_ms()))
-                .await;
-        match written {
-            Ok(Ok(forgotten)) => self.forgotten(COMPACTED_OVER_LIMIT, &forgotten),
-            Ok(Err(err)) => {
-                tracing::error!(job = %job.id, error = %crate::error::error_chain(&err),
-                "outcome not journaled; the job will run again after a restart")
+        // A full disk is a bad day, not the end of a proof: the write is
+        // tried again for about a minute (the journal reopens its file
+        // after an I/O error) before the outcome is handed out unjournaled,
+        // its job then to run again after a restart.
+        let finished_ms = unix_ms();
+        for (attempt, pause_ms) in FINISH_RETRIES_MS.iter().enumerate() {
+            tokio::time::sleep(Duration::from_millis(*pause_ms)).await;
+            let journal = Arc::clone(&self.journal);
+            let (seq, accepted, record) = (job.seq, job.accepted_unix_ms, outcome.clone());
+            let written = tokio::task::spawn_blocking(move || {
+                journal.finish(seq, accepted, &record, finished_ms)
+            })
+            .await;
+            let last = attempt + 1 == FINISH_RETRIES_MS.len();
+            match written {
+                Ok(Ok(forgotten)) => {
+                    self.forgotten(COMPACTED_OVER_LIMIT, &forgotten);
+                    if attempt > 0 {
+                        tracing::info!(job = %job.id, attempt = attempt + 1, "outcome journaled");
+                    }
+                    break;
+                }
+                Ok(Err(err)) if last => {
+                    tracing::error!(job = %job.id, error = %crate::error::error_chain(&err),
+                        "outcome not journaled; the job will run again after a restart")
+                }
+                Ok(Err(err)) => {
+                    tracing::warn!(job = %job.id, error = %crate::error::error_chain(&err),
+                        attempt = attempt + 1, "outcome not journaled yet; trying again");
+                    self.metrics.journal_retry();
+                }
+                Err(_) => {
+                    tracing::error!(job = %job.id, "the journal write panicked");
+                    break;
+                }
             }
-            Err(_) => tracing::error!(job = %job.id, "the journal write panicked"),
         }
         let total = match kind {
             Outcome::Completed => &self.totals.completed,

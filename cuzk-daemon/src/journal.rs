@@ -28,6 +28,7 @@
 
 use std::path::{Path, PathBuf};
 
+use parking_lot::RwLock;
 use prost::Message;
 use redb::{Database, Durability, ReadableTable, ReadableTableMetadata, TableDefinition};
 
@@ -91,7 +92,9 @@ pub enum JournalError {
 /// The journal of one daemon (redb holds the file locked).
 pub struct Journal {
     path: PathBuf,
-    db: Database,
+    /// The open database; `None` after an I/O failure whose reopening
+    /// failed too (the next call tries again).
+    db: RwLock<Option<Database>>,
     /// Finished entries kept at most (at least 1).
     keep_finished: u64,
     /// What opening this journal found and did.
@@ -124,7 +127,7 @@ impl Journal {
         let db = Database::create(path).map_err(|e| fail("open", e.into()))?;
         let mut journal = Self {
             path: path.to_owned(),
-            db,
+            db: RwLock::new(Some(db)),
             keep_finished: keep_finished.max(1) as u64,
             opened: Opened::default(),
         };
@@ -290,14 +293,13 @@ impl Journal {
         durability: Durability,
         body: impl FnOnce(&redb::WriteTransaction) -> Result<T, redb::Error>,
     ) -> Result<T, JournalError> {
-        let run = || -> Result<T, redb::Error> {
-            let mut txn = self.db.begin_write()?;
+        self.with_db(what, |db| {
+            let mut txn = db.begin_write()?;
             txn.set_durability(durability);
             let value = body(&txn)?;
             txn.commit()?;
             Ok(value)
-        };
-        run().map_err(|source| self.fail(what, source))
+        })
     }
 
     fn read<T>(
@@ -305,8 +307,44 @@ impl Journal {
         what: &'static str,
         body: impl FnOnce(&redb::ReadTransaction) -> Result<T, redb::Error>,
     ) -> Result<T, JournalError> {
-        let run = || body(&self.db.begin_read()?);
-        run().map_err(|source| self.fail(what, source))
+        self.with_db(what, |db| body(&db.begin_read()?))
+    }
+
+    /// Runs `op` on the database. After an I/O error (a full disk, most
+    /// likely) redb refuses every later transaction until the file is
+    /// opened again, which repairs it; so the journal reopens it then, and
+    /// the call after the disk has room again succeeds instead of the
+    /// daemon needing a restart. This call still fails.
+    fn with_db<T>(
+        &self,
+        what: &'static str,
+        op: impl FnOnce(&Database) -> Result<T, redb::Error>,
+    ) -> Result<T, JournalError> {
+        if self.db.read().is_none() {
+            self.reopen();
+        }
+        let result = match self.db.read().as_ref() {
+            Some(db) => op(db),
+            None => Err(redb::Error::PreviousIo),
+        };
+        result.map_err(|source| {
+            if matches!(source, redb::Error::Io(_) | redb::Error::PreviousIo) {
+                self.reopen();
+            }
+            self.fail(what, source)
+        })
+    }
+
+    /// Closes the database (so that redb's file lock is let go) and opens
+    /// it again; `None` where that fails.
+    fn reopen(&self) {
+        let mut db = self.db.write();
+        drop(db.take());
+        match Database::create(&self.path) {
+            Ok(opened) => *db = Some(opened),
+            Err(err) => tracing::warn!(journal = %self.path.display(), error = %err,
+                "job journal: cannot reopen it after an I/O error; trying again at the next call"),
+        }
     }
 
     fn fail(&self, what: &'static str, source: redb::Error) -> JournalError {
@@ -585,7 +623,7 @@ mod tests {
                     .unwrap();
             }
             // As a version before the index left it.
-            let txn = journal.db.begin_write().unwrap();
+            let txn = journal.db.read().as_ref().unwrap().begin_write().unwrap();
             assert!(txn.delete_table(FINISHED).unwrap());
             txn.commit().unwrap();
             jobs

@@ -175,6 +175,7 @@ pub struct Metrics {
     rejected: Family<ReasonLabels, Counter>,
     recovered: Counter,
     quarantined: Counter,
+    journal_retries: Counter,
     compacted: Family<ReasonLabels, Counter>,
     checks_running: Gauge,
     checks_peak: Gauge,
@@ -220,6 +221,7 @@ impl Metrics {
             rejected: Family::default(),
             recovered: Counter::default(),
             quarantined: Counter::default(),
+            journal_retries: Counter::default(),
             compacted: Family::default(),
             checks_running: Gauge::default(),
             checks_peak: Gauge::default(),
@@ -291,6 +293,11 @@ impl Metrics {
             "journal_quarantined",
             "Journal entries found damaged at start and set aside, not run",
             self.quarantined.clone(),
+        );
+        r.register(
+            "journal_write_retries",
+            "Outcome writes the journal failed (a full disk, most likely) and tried again",
+            self.journal_retries.clone(),
         );
         r.register(
             "journal_compacted",
@@ -438,6 +445,11 @@ impl Metrics {
             .inner()
             .fetch_max(now, std::sync::atomic::Ordering::Relaxed);
         CheckGuard { metrics: self }
+    }
+
+    /// An outcome's journal write failed and is tried again.
+    pub fn journal_retry(&self) {
+        self.journal_retries.inc();
     }
 
     /// Damaged journal entries set aside at start.
