@@ -118,6 +118,10 @@ pub struct ServeArgs {
     /// partitions [default: no lane].
     #[arg(long)]
     pub urgent_priority: Option<i32>,
+    /// Records of each kind (prove spans, synthesis spans) the engine's
+    /// metrics keep; the oldest are dropped beyond [default: 100000].
+    #[arg(long)]
+    pub records_kept: Option<usize>,
 }
 
 impl ServeArgs {
@@ -160,6 +164,7 @@ impl ServeArgs {
             host_memory_limit: self.host_memory_limit.clone(),
             device_memory_limit: self.device_memory_limit.clone(),
             urgent_priority: self.urgent_priority,
+            records_kept: self.records_kept,
         };
         c.engine = flags.over(&c.engine);
         Ok(c)

@@ -63,6 +63,10 @@ pub struct EngineConfig {
     /// lock (one kernel region at most). `None` (the default): no lane.
     /// The daemon's priorities are Curio's: 3 is HIGH, 4 CRITICAL.
     pub urgent_priority: Option<i32>,
+    /// Records of each kind (prove spans, synthesis spans) the engine's
+    /// metrics keep, the oldest dropped beyond
+    /// ([`crate::metrics::SPANS_KEPT`] by default); at least 1.
+    pub records_kept: usize,
     /// Faults to inject into the devices' kernel regions
     /// ([`supraseal_c2::FaultPlan`]: `sticky@3:dev1` makes device 1's third
     /// kernel region fail with a sticky CUDA error), for tests of the
@@ -99,6 +103,7 @@ impl Default for EngineConfig {
             host_memory_limit: crate::host::default_limit(),
             device_memory_limit: None,
             urgent_priority: None,
+            records_kept: crate::metrics::SPANS_KEPT,
             inject_faults: FaultPlan::default(),
             fault: None,
         }
@@ -222,6 +227,9 @@ pub struct EngineSettings {
     /// Requests of at least this priority get the urgent lane
     /// ([`EngineConfig::urgent_priority`]); default: no lane.
     pub urgent_priority: Option<i32>,
+    /// Records of each kind the engine's metrics keep
+    /// ([`EngineConfig::records_kept`]).
+    pub records_kept: Option<usize>,
 }
 
 impl EngineSettings {
@@ -240,6 +248,7 @@ impl EngineSettings {
             host_memory_limit: self.host_memory_limit.or(u.host_memory_limit),
             device_memory_limit: self.device_memory_limit.or(u.device_memory_limit),
             urgent_priority: self.urgent_priority.or(u.urgent_priority),
+            records_kept: self.records_kept.or(u.records_kept),
         }
     }
 
@@ -294,6 +303,7 @@ impl EngineSettings {
                 .device_memory_limit()?
                 .unwrap_or(defaults.device_memory_limit),
             urgent_priority: self.urgent_priority.or(defaults.urgent_priority),
+            records_kept: self.records_kept.unwrap_or(defaults.records_kept).max(1),
             ..defaults
         };
         config.validate()?;

@@ -120,7 +120,7 @@ impl Engine {
             devices: Devices::new(locks.len()),
             locks,
             gpu_workers,
-            recorder: Recorder::default(),
+            recorder: Recorder::keeping(config.records_kept),
             shapes,
             synth_pool,
             memory: Arc::new(MemoryGate::new(config.host_memory_limit)),

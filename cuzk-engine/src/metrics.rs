@@ -283,12 +283,11 @@ fn push_bounded<T>(log: &mut VecDeque<T>, item: T, kept: usize) -> usize {
 }
 
 impl Recorder {
-    /// A recorder that keeps `kept` spans of each kind (tests).
-    #[cfg(test)]
-    fn keeping(kept: usize) -> Self {
+    /// A recorder that keeps `kept` spans of each kind (at least one).
+    pub(crate) fn keeping(kept: usize) -> Self {
         Self {
             log: Mutex::new(Log {
-                kept,
+                kept: kept.max(1),
                 ..Log::default()
             }),
         }
