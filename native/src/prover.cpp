@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string>
 
+#include <pthread.h>
+
 #include "cuzk/background.hpp"
 #include "cuzk/check.hpp"
 #include "cuzk/clock.hpp"
@@ -144,6 +146,7 @@ prove_output_t prove(gpu_lock_t& lock, const srs_t& srs, const std::vector<circu
     }
     std::vector<blst_p2> b_g2(n);
     background_t b_g2_task([&] {
+        pthread_setname_np(pthread_self(), "cuzk-b-g2");
         const uint64_t b_g2_started = monotonic_ns();
         thread_pool_t::with_priority(thread_pool_t::priority_t::background, [&] {
             for (size_t i = 0; i < n; i++) {

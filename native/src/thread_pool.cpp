@@ -4,6 +4,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <exception>
+#include <string>
+
+#include <pthread.h>
 
 namespace cuzk {
 
@@ -52,7 +55,12 @@ thread_pool_t::thread_pool_t(size_t threads, size_t background)
 {
     try {
         for (size_t i = 1; i < threads; i++)
-            workers_.emplace_back([this] { worker_loop(); });
+            workers_.emplace_back([this, i] {
+                // Named, so that a sample of a stalled process's threads
+                // (scripts/gpu-threads.sh) tells the pool's workers apart.
+                pthread_setname_np(pthread_self(), ("cuzk-pool-" + std::to_string(i)).c_str());
+                worker_loop();
+            });
     } catch (...) {
         stop();
         throw;
