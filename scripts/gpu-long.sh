@@ -9,8 +9,10 @@
 # `start` runs COMMAND (for example `scripts/gpu-filecoin.sh cc:32GiB
 # setup:porep:32GiB bench:porep:32GiB:1` with OUT=DIR) with its output in
 # DIR/console.log, samples the host's memory every 5 s into
-# DIR/host-mem.txt (unix time, used MiB, available MiB), and writes
-# DIR/exit with COMMAND's exit status when it ends. `wait` returns when the
+# DIR/host-mem.txt (unix time, used MiB, available MiB), every cuzk
+# process's threads every 10 s into DIR/threads.txt (scripts/gpu-threads.sh:
+# state, wait channel, CPU time, kernel stack: where a stalled run waits),
+# and writes DIR/exit with COMMAND's exit status when it ends. `wait` returns when the
 # job has ended or SECONDS have passed, printing the end of the console
 # and the memory samples' peak; it exits 0 once the job has ended, 3 while
 # it still runs, and 4 at once when DIR holds no job (nothing was started
@@ -38,9 +40,13 @@ case $verb in
                 echo "$(date +%s) $(free -m | awk "/^Mem:/ {print \$3, \$7}")"
             done > "$dir/host-mem.txt" &
             sampler=$!
+            while sleep 10; do
+                for pid in $(pgrep -x cuzk); do scripts/gpu-threads.sh "$pid"; done
+            done > "$dir/threads.txt" 2>&1 &
+            threads=$!
             "$@" > "$dir/console.log" 2>&1
             echo $? > "$dir/exit"
-            kill $sampler
+            kill $sampler $threads
         ' gpu-long "$dir" "$@" < /dev/null > /dev/null 2>&1 &
         echo "started in $dir: $*"
         ;;
@@ -55,6 +61,10 @@ case $verb in
         tail -n 40 "$dir/console.log" 2>/dev/null
         sort -k2 -n "$dir/host-mem.txt" 2>/dev/null | tail -n 1 \
             | awk '{print "host memory peak so far: " $2 " MiB used (" $3 " MiB available then)"}'
+        tail -n 1 "$dir/gpu-samples.csv" 2>/dev/null | sed 's/^/last GPU sample: /'
+        # The last thread sample's busy or blocked threads, in short.
+        awk '/^== /{block=""} {block=block $0 "\n"} END{printf "%s", block}' \
+            "$dir/threads.txt" 2>/dev/null | grep -E "^(==|  [0-9]+ .* (R|D) )" | head -n 20
         if [ -f "$dir/exit" ]; then
             echo "job ended, exit $(cat "$dir/exit")"
             exit 0
