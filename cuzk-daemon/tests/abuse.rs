@@ -25,10 +25,6 @@ const OVERSIZED: usize = 4 << 20;
 /// 8 messages in flight included): its 250 oversized messages are 1 GB.
 const RSS_BOUND: u64 = 256 << 20;
 
-fn rss() -> u64 {
-    cuzk_engine::host::rss_bytes().expect("VmRSS on Linux")
-}
-
 /// The `i`-th bad submission, the code it must get, and whether the
 /// daemon's submit path (not the transport's size limit) refuses it.
 fn bad(i: usize) -> (pb::SubmitProofRequest, Code, bool) {
@@ -176,8 +172,7 @@ async fn a_thousand_bad_submissions_leave_a_real_job_and_memory_alone() {
     assert_verifies(&daemon.params(mul(64)), mul(64), 1, 2, &outcome);
     // Every refusal the submit path made is counted, and none was
     // accepted: the table holds only the two real jobs.
-    let text = client.get_metrics(pb::GetMetricsRequest {}).await.unwrap();
-    let samples = parse_metrics(&text.into_inner().prometheus_text);
+    let samples = metrics(&mut client).await;
     assert_eq!(
         samples[r#"cuzk_jobs_rejected_total{reason="invalid_argument"}"#],
         refused_by_submit as f64

@@ -136,13 +136,7 @@ async fn a_full_disk_loses_no_accepted_job() {
     let filler = fill(&tmpfs);
     let metric = |name: &'static str| {
         let mut client = client.clone();
-        async move {
-            let text = client.get_metrics(pb::GetMetricsRequest {}).await.unwrap();
-            parse_metrics(&text.into_inner().prometheus_text)
-                .get(name)
-                .copied()
-                .unwrap_or(0.0)
-        }
+        async move { metrics(&mut client).await.get(name).copied().unwrap_or(0.0) }
     };
     wait_for(
         || metric("cuzk_journal_write_retries_total"),

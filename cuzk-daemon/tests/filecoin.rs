@@ -279,8 +279,7 @@ async fn flood_peak(limit: usize) -> f64 {
         }
     }
     let mut client = daemon.client().await;
-    let text = client.get_metrics(pb::GetMetricsRequest {}).await.unwrap();
-    let samples = common::parse_metrics(&text.into_inner().prometheus_text);
+    let samples = common::metrics(&mut client).await;
     assert_eq!(samples["cuzk_admission_checks_running"], 0.0);
     daemon.stop().await;
     samples["cuzk_admission_checks_peak"]

@@ -22,10 +22,6 @@ const RECORDS_KEPT: usize = 1_000;
 /// 20,000 jobs).
 const FLAT: u64 = 8 << 20;
 
-fn rss() -> u64 {
-    cuzk_engine::host::rss_bytes().expect("VmRSS on Linux")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resident_memory_stays_flat_over_many_jobs() {
     let jobs: u64 = std::env::var("CUZK_FLAT_RSS_JOBS")

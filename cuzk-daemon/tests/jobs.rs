@@ -131,8 +131,7 @@ async fn cancel_admission_and_keys_in_use() {
         (status.total_proofs_cancelled, status.total_proofs_completed),
         (2, 1)
     );
-    let text = client.get_metrics(pb::GetMetricsRequest {}).await.unwrap();
-    let samples = parse_metrics(&text.into_inner().prometheus_text);
+    let samples = metrics(&mut client).await;
     assert_eq!(
         samples[r#"cuzk_jobs_finished_total{kind="mul-chain",outcome="cancelled"}"#],
         2.0
@@ -197,8 +196,7 @@ async fn accepted_jobs_survive_a_restart() {
     let next = submit(&mut client, synthetic(mul(16), 1, 20)).await;
     let seq = |id: &str| cuzk_daemon::parse_job_id(id).unwrap();
     assert!(seq(&next) > seq(&slow));
-    let text = client.get_metrics(pb::GetMetricsRequest {}).await.unwrap();
-    let samples = parse_metrics(&text.into_inner().prometheus_text);
+    let samples = metrics(&mut client).await;
     assert_eq!(samples["cuzk_jobs_recovered_total"], 4.0);
     daemon.stop().await;
 }

@@ -133,8 +133,7 @@ async fn proves_over_loopback_tcp_and_counts_it_in_metrics() {
         assert!(value("cuzk_host_memory_available_bytes") > 0.0);
     }
 
-    let rpc = client.get_metrics(pb::GetMetricsRequest {}).await.unwrap();
-    let rpc = parse_metrics(&rpc.into_inner().prometheus_text);
+    let rpc = common::metrics(&mut client).await;
     assert_eq!(rpc[r#"cuzk_jobs_accepted_total{kind="mul-chain"}"#], 3.0);
     assert_eq!(http_get(metrics, "/healthz").0, 200);
     let status = status(&mut client).await;

@@ -303,7 +303,7 @@ impl EngineSettings {
                 .device_memory_limit()?
                 .unwrap_or(defaults.device_memory_limit),
             urgent_priority: self.urgent_priority.or(defaults.urgent_priority),
-            records_kept: self.records_kept.unwrap_or(defaults.records_kept).max(1),
+            records_kept: self.records_kept.unwrap_or(defaults.records_kept),
             ..defaults
         };
         config.validate()?;

@@ -248,7 +248,6 @@ pub(crate) struct GpuWorkerId {
 }
 
 /// The engine's log, appended to by workers.
-#[derive(Default)]
 pub(crate) struct Recorder {
     log: Mutex<Log>,
 }

@@ -165,6 +165,21 @@ pub async fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> boo
     check()
 }
 
+/// The daemon's metrics, by `name{labels}`, read over gRPC.
+pub async fn metrics(client: &mut Client) -> HashMap<String, f64> {
+    let text = client
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .expect("metrics");
+    parse_metrics(&text.into_inner().prometheus_text)
+}
+
+/// This process's resident memory (the in-process daemon's and its
+/// clients').
+pub fn rss() -> u64 {
+    cuzk_engine::host::rss_bytes().expect("VmRSS on Linux")
+}
+
 pub async fn status(client: &mut Client) -> pb::GetStatusResponse {
     client
         .get_status(pb::GetStatusRequest {})
