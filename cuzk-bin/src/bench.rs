@@ -401,7 +401,14 @@ pub fn warm_up(
             ..plan.engine.clone()
         };
         tracing::info!(target: CLI, device, "warm-up: uploading the proving key to the device");
+        let started = Instant::now();
         measure(&one, config, key, cached.map(|c| &c[..1]))?;
+        tracing::info!(
+            target: CLI,
+            device,
+            seconds = secs(started),
+            "warm-up: one partition proven (not measured)"
+        );
     }
     Ok(())
 }
@@ -547,8 +554,10 @@ fn request(plan: &Plan, key: &Arc<ProvingKey>, r: u64) -> ProofRequest {
 }
 
 /// Waits for every request, in order, with a bar of partitions proven and
-/// the count of requests returned (drawn only when stderr is a terminal),
-/// finishing each proof with `finish` when given (NI-PoRep's aggregation).
+/// the count of requests returned (drawn only when stderr is a terminal;
+/// otherwise a status line as each request returns, so that a redirected
+/// run of minutes a request shows its progress in its log), finishing each
+/// proof with `finish` when given (NI-PoRep's aggregation).
 fn wait_with_progress(
     engine: &Engine,
     handles: Vec<(u64, JobHandle)>,
@@ -562,6 +571,7 @@ fn wait_with_progress(
         format!("0/{requests} requests"),
     );
     let (done, finished) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let started = Instant::now();
     std::thread::scope(|scope| {
         if !bar.is_hidden() {
             let (bar, done, finished) = (&bar, &done, &finished);
@@ -585,7 +595,15 @@ fn wait_with_progress(
                         .finish(proof.to_bytes())
                         .map_err(|e| BenchError::Filecoin(Box::new(e)))?;
                 }
-                done.fetch_add(1, Ordering::Relaxed);
+                let returned = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if bar.is_hidden() {
+                    tracing::info!(
+                        target: CLI,
+                        partitions_proven = engine.partitions_proven(),
+                        seconds = secs(started),
+                        "request {returned}/{requests} proven"
+                    );
+                }
                 Ok(proof)
             })
             .collect();

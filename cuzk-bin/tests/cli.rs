@@ -187,7 +187,8 @@ fn setup_prove_verify_and_every_bad_input() {
 }
 
 /// `cuzk bench`'s JSON names what ran: verified, the synthesis mode and
-/// where the witness came from.
+/// where the witness came from; with stderr not a terminal, it logs each
+/// request as it returns.
 #[test]
 fn bench_records_the_witness_source() {
     let dir = tempfile::tempdir().unwrap();
@@ -229,5 +230,8 @@ fn bench_records_the_witness_source() {
             String::from_utf8_lossy(&out.stdout).contains(&line),
             "{line}"
         );
+        // stderr is not a terminal here: no bar, but a line a request.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("request 1/1 proven"), "{stderr}");
     }
 }
