@@ -138,11 +138,14 @@ public:
         // device has no room, the kernel region copies instead.
         if (srs.domain() < 2 || !upload_ahead)
             return;
+        std::lock_guard<std::mutex> room(backend.copy_room());
         for (circuit_plan_t& p : plans_) {
             if (p.constraints < min_upload_values)
                 continue;
             // a, b, c too unless start_inputs already sent them.
             const size_t abc_len = p.abc_upload == nullptr ? p.constraints : 0;
+            if (!backend.room_ahead(p.terms_bytes + 3 * uint64_t(abc_len) * sizeof(blst_fr)))
+                break;
             try {
                 uploads_.push_back(std::make_unique<cuda_circuit_upload_t>(
                     static_cast<int>(backend.device()), p.terms, p.terms_bytes, p.abc[0],
@@ -240,13 +243,24 @@ std::unique_ptr<kernel_batch_t> cuda_backend_t::prepare(
                                           upload_ahead(lock_in_use), std::move(early));
 }
 
+bool cuda_backend_t::room_ahead(uint64_t bytes) const
+{
+    const uint64_t limit = memory_limit_;
+    if (limit == 0)
+        return true;
+    const cuda_mem_info_t info = cuda_mem_info(static_cast<int>(device_));
+    const uint64_t used = info.total_bytes - info.free_bytes;
+    return used + bytes <= limit;
+}
+
 // Page-locked a, b, c start for the device at once, on a copy engine, so
 // that the copy runs beside the preamble's classification and planning
 // instead of at the kernel region's start, where it would lengthen the hold
 // (BENCHMARKS.md session 11 has the comparison). Not on a key's
 // first use on the device (its H table is sized from the memory free
 // then), for pageable inputs (the preamble stages those), for small
-// circuits, nor when the device is out of memory (the region copies then).
+// circuits, nor when the device is out of memory or the copy would take it
+// past a memory limit (the region copies then).
 std::unique_ptr<early_inputs_t> cuda_backend_t::start_inputs(
     const srs_t& srs, const std::vector<circuit_t>& circuits)
 {
@@ -254,6 +268,7 @@ std::unique_ptr<early_inputs_t> cuda_backend_t::start_inputs(
         return nullptr;
     auto early = std::make_unique<cuda_early_inputs_t>();
     early->uploads.resize(circuits.size());
+    std::lock_guard<std::mutex> room(copy_room_);
     for (size_t i = 0; i < circuits.size(); i++) {
         const circuit_t& c = circuits[i];
         const size_t len = c.a.size;
@@ -262,6 +277,8 @@ std::unique_ptr<early_inputs_t> cuda_backend_t::start_inputs(
             continue;
         if (!abc_page_locked(c))
             continue;
+        if (!room_ahead(3 * uint64_t(len) * sizeof(blst_fr)))
+            break;
         try {
             early->uploads[i] = std::make_unique<cuda_circuit_upload_t>(
                 static_cast<int>(device_), nullptr, 0, c.a.data, c.b.data, c.c.data, len);

@@ -147,12 +147,24 @@ public:
 
     staging_pool_t& staging() noexcept { return staging_; }
 
+    // Whether `bytes` more of a batch's inputs may be copied to the device
+    // ahead of its kernel region: always without a memory limit; under
+    // one, only when they fit the limit beside what the device holds now
+    // (the keys' plans, the other workers' copies, any process's memory),
+    // so that the copies ahead, which no key's plan counts, cannot take
+    // the device past it. Checked with copy_room() held until the copy's
+    // memory is allocated, so that two workers cannot both pass on the
+    // same room. When they do not fit, the kernel region copies instead.
+    bool room_ahead(uint64_t bytes) const;
+    std::mutex& copy_room() noexcept { return copy_room_; }
+
 private:
     const uint32_t device_;
     std::shared_ptr<cuda_device_t> context_;  // made and used under the lock
     std::atomic<uint64_t> memory_limit_{0};    // 0: none
     std::atomic<bool> stream_srs_{false};
     staging_pool_t staging_;
+    std::mutex copy_room_;
 };
 
 // One of the key's G1 point sets as the kernels see it: resident in device
