@@ -93,6 +93,14 @@ enum ClientCommand {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Aggregate several sectors' PoRep proofs (SnarkPack) on the daemon.
+    Aggregate {
+        #[command(flatten)]
+        sectors: crate::filecoin::AggregateArgs,
+        /// Write the aggregate here.
+        #[arg(long)]
+        out: PathBuf,
+    },
     /// Cancel a queued or running job.
     Cancel {
         /// The job id.
@@ -278,6 +286,7 @@ async fn run(args: &ClientArgs) -> CliResult {
             crate::checks::writable_output(out.as_ref())?;
         }
         ClientCommand::Await { out, .. } => crate::checks::writable_output(out.as_ref())?,
+        ClientCommand::Aggregate { out, .. } => crate::checks::writable_output(Some(out))?,
         _ => {}
     }
     let credentials = args.credentials()?;
@@ -350,6 +359,32 @@ async fn call(args: &ClientArgs, client: &mut cuzk_daemon::client::Client) -> Cl
             let result = answer.result.ok_or("the daemon sent no result")?;
             report(&result, out.as_ref(), args.json)
         }
+        ClientCommand::Aggregate { sectors, out } => {
+            let request = aggregate_request(sectors)?;
+            let answer = client
+                .aggregate_seal_proofs(request)
+                .await
+                .map_err(rpc_error)?
+                .into_inner();
+            crate::bench::write_file(out, &answer.aggregate)?;
+            if args.json {
+                let line = json!({
+                    "bytes": answer.aggregate.len(), "proofs": answer.proofs,
+                    "verified": answer.verified, "aggregate_ms": answer.aggregate_ms,
+                });
+                println!("{line}");
+            } else {
+                println!(
+                    "aggregate of {} sectors: {} bytes, {} proofs, verified {}, {} ms",
+                    sectors.c1.len(),
+                    answer.aggregate.len(),
+                    answer.proofs,
+                    answer.verified,
+                    answer.aggregate_ms
+                );
+            }
+            Ok(())
+        }
         ClientCommand::Cancel { job_id } => {
             let request = pb::CancelProofRequest {
                 job_id: job_id.clone(),
@@ -415,6 +450,35 @@ async fn call(args: &ClientArgs, client: &mut cuzk_daemon::client::Client) -> Cl
             Ok(())
         }
     }
+}
+
+/// The `AggregateSealProofs` request of the sectors the flags name (their
+/// C1 outputs read here for the commitments, ticket and seed).
+fn aggregate_request(
+    sectors: &crate::filecoin::AggregateArgs,
+) -> Result<pb::AggregateSealProofsRequest, Box<dyn std::error::Error>> {
+    let (seals, version) = local(sectors.sectors(true))?;
+    let version = match version {
+        cuzk_filecoin::aggregate::SnarkPack::V1 => pb::SnarkPackVersion::SnarkPackV1,
+        cuzk_filecoin::aggregate::SnarkPack::V2 => pb::SnarkPackVersion::SnarkPackV2,
+    };
+    Ok(pb::AggregateSealProofsRequest {
+        registered_proof: seals.proof.number(),
+        miner_id: sectors.miner_id.unwrap_or_default(),
+        version: version as i32,
+        sectors: seals
+            .sectors
+            .into_iter()
+            .map(|s| pb::SealedSector {
+                sector_number: s.sector_id,
+                comm_r: s.comm_r.to_vec(),
+                comm_d: s.comm_d.to_vec(),
+                ticket: s.ticket.to_vec(),
+                seed: s.seed.to_vec(),
+                proof: s.proof,
+            })
+            .collect(),
+    })
 }
 
 /// Prints an outcome, writes its proof, and fails unless it completed.

@@ -7,6 +7,7 @@ use std::time::Instant;
 use supraseal_c2::BackendChoice;
 
 use clap::Args;
+use cuzk_filecoin::aggregate::{self, SealedSectors, SnarkPack};
 use cuzk_filecoin::{
     params, prover_id, CircuitId, FilecoinRequest, PostInputs, ProofKind, SealIds, SectorSize,
     UpdateCommitments,
@@ -250,4 +251,118 @@ pub(crate) fn hex32(value: Option<&str>, flag: &str) -> Result<[u8; 32], AnyErro
     bytes
         .try_into()
         .map_err(|b: Vec<u8>| format!("{flag}: {} bytes, expected 32", b.len()).into())
+}
+
+/// The sectors of a SnarkPack aggregate of seal proofs (`cuzk aggregate`,
+/// `cuzk client aggregate`): `--c1 FILE --proof FILE` once per sector, in
+/// the aggregate's order.
+#[derive(Args, Clone, Debug, Default)]
+pub struct AggregateArgs {
+    /// A sector's C1 output (any form `cuzk prove` reads), once per sector:
+    /// its commitments, ticket and seed are read from it.
+    #[arg(long = "c1", required = true)]
+    pub c1: Vec<PathBuf>,
+    /// The sector's seal proof (as `cuzk prove --kind porep` writes it),
+    /// once per sector, in the order of --c1.
+    #[arg(long = "proof")]
+    pub proofs: Vec<PathBuf>,
+    /// The sectors' numbers, once per sector in the order of --c1 (default:
+    /// each C1 wrapper's SectorNum).
+    #[arg(long = "sector-id")]
+    pub sector_ids: Vec<u64>,
+    /// The miner id (its LEB128 form is the prover id).
+    #[arg(long)]
+    pub miner_id: Option<u64>,
+    /// The sector size (default: the one the C1 outputs name).
+    #[arg(long)]
+    pub sector_size: Option<String>,
+    /// SnarkPack version: v2 (the chain's today) or v1.
+    #[arg(long, default_value = "v2")]
+    pub snarkpack: String,
+}
+
+impl AggregateArgs {
+    /// The sectors and the SnarkPack version; with `proofs`, each sector's
+    /// proof read (one --proof a --c1), else none may be given.
+    pub fn sectors(&self, proofs: bool) -> Result<(SealedSectors, SnarkPack), AnyError> {
+        let miner = self.miner_id.ok_or("--miner-id is missing")?;
+        let n = self.c1.len();
+        match (proofs, self.proofs.len()) {
+            (true, given) if given != n => {
+                return Err(format!("{n} --c1 but {given} --proof: give one proof a sector").into())
+            }
+            (false, given) if given > 0 => {
+                return Err("--verify checks the aggregate alone: drop --proof".into())
+            }
+            _ => {}
+        }
+        if !self.sector_ids.is_empty() && self.sector_ids.len() != n {
+            return Err(format!(
+                "{n} --c1 but {} --sector-id: give one a sector, or none",
+                self.sector_ids.len()
+            )
+            .into());
+        }
+        let size = match &self.sector_size {
+            Some(s) => Some(s.parse::<SectorSize>()?),
+            None => None,
+        };
+        let mut c1s = Vec::with_capacity(n);
+        for (i, path) in self.c1.iter().enumerate() {
+            let proof = match proofs {
+                true => read(&self.proofs[i])?,
+                false => Vec::new(),
+            };
+            c1s.push((read(path)?, self.sector_ids.get(i).copied(), proof));
+        }
+        let seals = SealedSectors::from_c1s(prover_id(miner), size, c1s)?;
+        Ok((seals, self.snarkpack.parse()?))
+    }
+}
+
+/// `cuzk aggregate ... (--out FILE | --verify FILE)`: the sectors' proofs
+/// aggregated with SnarkPack here (each proof and the aggregate checked by
+/// filecoin-proofs' verifiers), or an aggregate checked, with the `.vk` and
+/// SnarkPack SRS of `param_dir`.
+pub fn aggregate(
+    args: &AggregateArgs,
+    param_dir: Option<&Path>,
+    out: Option<&Path>,
+    check: Option<&Path>,
+) -> CliResult {
+    let dir = params::parameter_dir(param_dir);
+    params::point_filecoin_proofs_at(&dir)?;
+    let (seals, version) = args.sectors(check.is_none())?;
+    let sectors = seals.sectors.len();
+    if let Some(path) = check {
+        let bytes = read(path)?;
+        if !aggregate::verify_seal_aggregate(&seals, &bytes, version)? {
+            return Err(format!(
+                "{} is not the {version} aggregate of these {sectors} sectors' proofs",
+                path.display()
+            )
+            .into());
+        }
+        println!(
+            "ok: the {version} aggregate of {sectors} {} proofs verifies (filecoin-proofs)",
+            seals.proof
+        );
+        return Ok(());
+    }
+    let out = out.ok_or("--out is missing (or --verify an aggregate)")?;
+    let started = Instant::now();
+    let spinner = progress::spinner(format!("aggregating {sectors} sectors' proofs ({version})"));
+    let bytes = aggregate::aggregate_seal_proofs(&seals, version)?;
+    drop(spinner);
+    crate::bench::write_file(out, &bytes)?;
+    tracing::info!(
+        target: CLI,
+        path = %out.display(),
+        sectors,
+        proofs = aggregate::aggregated_proofs(seals.proof, sectors)?,
+        bytes = bytes.len(),
+        seconds = secs(started),
+        "aggregate written, verified by filecoin-proofs"
+    );
+    Ok(())
 }

@@ -44,6 +44,8 @@ enum Command {
     Prove(single::ProveArgs),
     /// Verify a request proof; exit 1 naming the first partition that fails.
     Verify(single::VerifyArgs),
+    /// Fold several sectors' PoRep proofs into one SnarkPack aggregate (or check one).
+    Aggregate(single::AggregateArgs),
     /// Run requests through the engine and report throughput, lock occupancy and GPU utilization.
     Bench(bench::BenchArgs),
     /// Run the bench over a grid of worker counts.
@@ -54,7 +56,7 @@ enum Command {
     LoadParams(load_params::LoadParamsArgs),
     /// Run the proving daemon (gRPC cuzk.v1.ProvingEngine, /metrics) until SIGTERM.
     Serve(serve::ServeArgs),
-    /// Talk to a running daemon: submit, await, prove, cancel, status, metrics.
+    /// Talk to a running daemon: submit, await, prove, aggregate, cancel, status, metrics.
     Client(client::ClientArgs),
 }
 
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
         Some(Command::Setup(args)) => single::setup(&args),
         Some(Command::Prove(args)) => single::prove(&args),
         Some(Command::Verify(args)) => single::verify(&args),
+        Some(Command::Aggregate(args)) => single::aggregate(&args),
         Some(Command::Synth(args)) => synth::synth(&args),
         Some(Command::LoadParams(args)) => load_params::load_params(&args),
         Some(Command::Serve(args)) => serve::serve(&args),

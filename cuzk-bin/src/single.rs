@@ -106,6 +106,37 @@ pub struct VerifyArgs {
     proof: PathBuf,
 }
 
+/// Arguments of `cuzk aggregate`.
+#[derive(Args, Debug)]
+pub struct AggregateArgs {
+    #[command(flatten)]
+    sectors: filecoin::AggregateArgs,
+    /// Parameter directory: the PoRep `.vk` and the SnarkPack SRS
+    /// (`v28-fil-inner-product-v1.srs`; default: $FIL_PROOFS_PARAMETER_CACHE,
+    /// else /var/tmp/filecoin-proof-parameters/).
+    #[arg(long)]
+    param_dir: Option<PathBuf>,
+    /// Where to write the aggregate.
+    #[arg(long, required_unless_present = "verify", conflicts_with = "verify")]
+    out: Option<PathBuf>,
+    /// Check this aggregate of the sectors' proofs instead of making one
+    /// (then no --proof).
+    #[arg(long)]
+    verify: Option<PathBuf>,
+}
+
+/// `cuzk aggregate`.
+pub fn aggregate(args: &AggregateArgs) -> CliResult {
+    crate::checks::writable_output(args.out.as_ref())?;
+    filecoin::aggregate(
+        &args.sectors,
+        args.param_dir.as_deref(),
+        args.out.as_deref(),
+        args.verify.as_deref(),
+    )
+    .map_err(widen)
+}
+
 /// `cuzk setup`.
 pub fn setup(args: &SetupArgs) -> CliResult {
     if args.fil.kind.is_some() {

@@ -294,6 +294,72 @@ fn client_proves_every_filecoin_kind() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    // Two sectors' proofs (the sealed fixture's above, a CC sector's now)
+    // aggregated by the daemon; the aggregate checked here by filecoin-proofs.
+    let cc = fixtures.join("cc-2KiB");
+    let cc_c1 = cc.join("c1-curio.json");
+    let cc_proof = dir.path().join("cc-porep.proof");
+    let mut args = vec!["prove", "--kind", "porep"];
+    args.extend(sector);
+    args.extend(["--c1", s(&cc_c1), "--out", s(&cc_proof)]);
+    assert!(stdout(&client(&addr, &args)).contains("completed"));
+    let (c1, proof) = (file(&m["c1_curio"]), dir.path().join("0-porep.proof"));
+    let aggregate = dir.path().join("sectors.aggregate");
+    let pairs = [
+        "--miner-id",
+        "1000",
+        "--c1",
+        &c1,
+        "--proof",
+        s(&proof),
+        "--c1",
+        s(&cc_c1),
+        "--proof",
+        s(&cc_proof),
+    ];
+    let mut args = vec!["aggregate", "--out", s(&aggregate)];
+    args.extend(pairs);
+    let made = stdout(&client(&addr, &args));
+    assert!(
+        made.contains("aggregate of 2 sectors") && made.contains("verified true"),
+        "{made}"
+    );
+    let check = |c1s: &[&str]| {
+        let mut args = vec!["aggregate", "--param-dir", s(&params), "--miner-id", "1000"];
+        for c1 in c1s {
+            args.extend(["--c1", c1]);
+        }
+        args.extend(["--verify", s(&aggregate)]);
+        Command::new(CUZK).args(&args).output().unwrap()
+    };
+    let out = check(&[&c1, s(&cc_c1)]);
+    assert!(
+        stdout(&out).contains("aggregate of 2"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // In the other order it is not that aggregate.
+    let out = check(&[s(&cc_c1), &c1]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not the SnarkPackV2 aggregate"));
+    // Proofs swapped between the sectors: the daemon names the first.
+    let mut swapped = pairs;
+    swapped.swap(5, 9);
+    let mut args = vec!["aggregate", "--out", s(&aggregate)];
+    args.extend(swapped);
+    let out = client(&addr, &args);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("InvalidArgument") && stderr.contains("(proof 1 of 2)"),
+        "{stderr}"
+    );
+    let metrics = stdout(&client(&addr, &["metrics"]));
+    for outcome in ["made", "refused"] {
+        let line = format!("cuzk_seal_aggregates_total{{outcome=\"{outcome}\"}} 1");
+        assert!(metrics.contains(&line), "{line} in\n{metrics}");
+    }
+
     // A missing input: refused by the client; a wrong one: by the daemon.
     let winning = &kinds[1].1;
     let mut args = vec!["submit", "--kind", "winning-post"];

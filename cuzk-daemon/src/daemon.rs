@@ -408,6 +408,49 @@ impl Daemon {
         }
     }
 
+    /// `AggregateSealProofs`: the request's fields checked here, then each
+    /// sector's proof, the aggregation and the aggregate's check on the
+    /// blocking pool, sharing the admission checks' bound (CPU work that a
+    /// flood must not multiply).
+    pub(crate) async fn aggregate(
+        &self,
+        request: pb::AggregateSealProofsRequest,
+    ) -> Result<pb::AggregateSealProofsResponse, Status> {
+        if self.lifecycle() != Lifecycle::Serving {
+            return Err(Status::unavailable("the daemon is shutting down"));
+        }
+        let refuse = |e: kinds::KindError| {
+            self.metrics.aggregate(false);
+            status(e.code(), &e)
+        };
+        let (seals, version) = kinds::aggregate_request(request).map_err(refuse)?;
+        let check = self
+            .checks
+            .acquire()
+            .await
+            .map_err(|_| Status::unavailable("the daemon is shutting down"))?;
+        let started = Instant::now();
+        let sectors = seals.sectors.len();
+        let made = tokio::task::spawn_blocking(move || {
+            let aggregate = cuzk_filecoin::aggregate::aggregate_seal_proofs(&seals, version)?;
+            let proofs = cuzk_filecoin::aggregate::aggregated_proofs(seals.proof, sectors)?;
+            Ok::<_, cuzk_filecoin::FilecoinError>((aggregate, proofs))
+        })
+        .await
+        .map_err(|_| Status::internal("aggregating panicked"))?;
+        drop(check);
+        let (aggregate, proofs) = made.map_err(|e| refuse(e.into()))?;
+        self.metrics.aggregate(true);
+        let took = started.elapsed();
+        tracing::info!(sectors, proofs, %version, seconds = took.as_secs_f64(), "seal proofs aggregated");
+        Ok(pb::AggregateSealProofsResponse {
+            aggregate,
+            proofs: proofs as u32,
+            verified: true,
+            aggregate_ms: took.as_millis() as u64,
+        })
+    }
+
     /// `PreloadSRS`.
     pub(crate) async fn preload(&self, circuit_id: &str) -> Result<Preloaded, Status> {
         let circuit = Circuit::parse(circuit_id).map_err(|e| status(e.code(), &e))?;

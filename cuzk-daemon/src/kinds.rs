@@ -20,6 +20,7 @@ use std::sync::Arc;
 
 use bellperson_lite::Parameters;
 use cuzk_engine::{Engine, EngineError, JobHandle, ProofRequest, ProvingKey, Workload};
+use cuzk_filecoin::aggregate::{SealedSector, SealedSectors, SnarkPack};
 use cuzk_filecoin::{
     CircuitId, FilecoinError, FilecoinRequest, PostInputs, RegisteredProof, SealIds, SectorSize,
     UpdateCommitments,
@@ -371,6 +372,64 @@ fn filecoin_size(
         .check_proven()
         .map_err(|e| KindError::invalid("registered_proof", e.to_string()))?;
     Ok((Some(registered.size), Some(registered)))
+}
+
+/// The sectors of an `AggregateSealProofs` request and its SnarkPack
+/// version: each sector's fields checked (commitments as raw bytes or CIDs),
+/// the seal proof one that can be aggregated. The proofs themselves are
+/// checked by [`cuzk_filecoin::aggregate::aggregate_seal_proofs`].
+pub fn aggregate_request(
+    req: pb::AggregateSealProofsRequest,
+) -> Result<(SealedSectors, SnarkPack), KindError> {
+    use cuzk_filecoin::{commitment, CommitmentKind};
+    let proof = RegisteredProof::from_number(cuzk_filecoin::ProofKind::PoRep, req.registered_proof)
+        .map_err(|e| KindError::invalid("registered_proof", e.to_string()))?;
+    let version = match pb::SnarkPackVersion::try_from(req.version) {
+        Ok(pb::SnarkPackVersion::SnarkPackDefault | pb::SnarkPackVersion::SnarkPackV2) => {
+            SnarkPack::V2
+        }
+        Ok(pb::SnarkPackVersion::SnarkPackV1) => SnarkPack::V1,
+        Err(_) => {
+            return Err(KindError::invalid(
+                "version",
+                format!("unknown SnarkPack version {}", req.version),
+            ))
+        }
+    };
+    let sectors = req
+        .sectors
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let field = |name: &str, e: FilecoinError| {
+                KindError::invalid("sectors", format!("sector {} ({name}): {e}", i + 1))
+            };
+            let fixed = |name: &str, bytes: &[u8]| {
+                <[u8; 32]>::try_from(bytes).map_err(|_| {
+                    KindError::invalid(
+                        "sectors",
+                        format!("sector {} ({name}): {} bytes; it is 32", i + 1, bytes.len()),
+                    )
+                })
+            };
+            Ok(SealedSector {
+                sector_id: s.sector_number,
+                comm_r: commitment("comm_r", &s.comm_r, CommitmentKind::Sealed)
+                    .map_err(|e| field("comm_r", e))?,
+                comm_d: commitment("comm_d", &s.comm_d, CommitmentKind::Unsealed)
+                    .map_err(|e| field("comm_d", e))?,
+                ticket: fixed("ticket", &s.ticket)?,
+                seed: fixed("seed", &s.seed)?,
+                proof: s.proof,
+            })
+        })
+        .collect::<Result<Vec<_>, KindError>>()?;
+    let seals = SealedSectors {
+        proof,
+        prover_id: cuzk_filecoin::prover_id(req.miner_id),
+        sectors,
+    };
+    Ok((seals, version))
 }
 
 /// A 32-byte field (a commitment, randomness).

@@ -57,6 +57,11 @@ struct ReasonLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AggregateLabels {
+    outcome: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StageLabels {
     stage: &'static str,
 }
@@ -177,6 +182,7 @@ pub struct Metrics {
     quarantined: Counter,
     journal_retries: Counter,
     compacted: Family<ReasonLabels, Counter>,
+    aggregates: Family<AggregateLabels, Counter>,
     checks_running: Gauge,
     checks_peak: Gauge,
     partitions: Family<KindLabels, Counter>,
@@ -223,6 +229,7 @@ impl Metrics {
             quarantined: Counter::default(),
             journal_retries: Counter::default(),
             compacted: Family::default(),
+            aggregates: Family::default(),
             checks_running: Gauge::default(),
             checks_peak: Gauge::default(),
             partitions: Family::default(),
@@ -251,6 +258,11 @@ impl Metrics {
         // Both reasons from the start, so that a rate over them is defined.
         for reason in [COMPACTED_EXPIRED, COMPACTED_OVER_LIMIT] {
             let _ = metrics.compacted.get_or_create(&ReasonLabels { reason });
+        }
+        for outcome in ["made", "refused"] {
+            let _ = metrics
+                .aggregates
+                .get_or_create(&AggregateLabels { outcome });
         }
         metrics.register_all()
     }
@@ -304,6 +316,11 @@ impl Metrics {
             "Outcomes nobody fetched, forgotten by the journal: expired \
              (result_ttl_secs) or over_limit (journal_keep_finished)",
             self.compacted.clone(),
+        );
+        r.register(
+            "seal_aggregates",
+            "AggregateSealProofs calls: made (and verified) or refused",
+            self.aggregates.clone(),
         );
         r.register(
             "partitions_proven",
@@ -463,6 +480,14 @@ impl Metrics {
         self.compacted
             .get_or_create(&ReasonLabels { reason })
             .inc_by(entries as u64);
+    }
+
+    /// An `AggregateSealProofs` call ended: `made` (verified) or not.
+    pub fn aggregate(&self, made: bool) {
+        let outcome = if made { "made" } else { "refused" };
+        self.aggregates
+            .get_or_create(&AggregateLabels { outcome })
+            .inc();
     }
 
     /// A submission was refused with gRPC code `reason` (snake case).

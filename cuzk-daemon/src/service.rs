@@ -101,6 +101,15 @@ impl ProvingEngine for Service {
         }))
     }
 
+    async fn aggregate_seal_proofs(
+        &self,
+        request: Request<pb::AggregateSealProofsRequest>,
+    ) -> Answer<pb::AggregateSealProofsResponse> {
+        self.daemon.access.grpc(&request, Role::Submit)?;
+        let answer = self.daemon.aggregate(request.into_inner()).await?;
+        Ok(Response::new(answer))
+    }
+
     async fn evict_srs(
         &self,
         request: Request<pb::EvictSrsRequest>,

@@ -59,11 +59,13 @@ pub enum FilecoinError {
         /// The circuit it is for.
         circuit: crate::CircuitId,
     },
-    /// NI-PoRep's SnarkPack SRS (`v28-fil-inner-product-v1.srs`) is not in
-    /// the directory filecoin-proofs reads.
+    /// The SnarkPack SRS (`v28-fil-inner-product-v1.srs`), which NI-PoRep
+    /// and [`crate::aggregate`] aggregate with, is not in the directory
+    /// filecoin-proofs reads.
     #[error(
-        "missing SnarkPack SRS file {} (NI-PoRep aggregates its partitions' proofs with it: \
-         the production file of that name, fetched with the parameters, or a test one from \
+        "missing SnarkPack SRS file {} (SnarkPack aggregation reads it: NI-PoRep's proofs and \
+         aggregates of several sectors' seal proofs; the production file of that name, fetched \
+         with the parameters, or a test one from \
          `cuzk setup --kind porep --sector-size ... --param-dir {}`)",
         path.display(),
         path.parent().unwrap_or(path).display()

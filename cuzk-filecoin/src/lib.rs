@@ -11,6 +11,8 @@
 //!   compiled shape and test parameters come from it, and the parameter
 //!   files' names (`v28-<id>.params` / `.vk`) are filecoin-proofs' own.
 //! - [`params`] finds, loads and writes parameter files.
+//! - [`aggregate`] folds several sectors' seal proofs into one SnarkPack
+//!   aggregate, as a miner sends them on chain.
 //! - [`RegisteredProof`] maps go-state-types' registered proof numbers to
 //!   a kind, version and size (and says which cuzk proves); [`commitment`]
 //!   reads a commitment sent as 32 bytes or as a commitment CID.
@@ -36,6 +38,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod aggregate;
 mod circuits;
 mod commitment;
 mod error;

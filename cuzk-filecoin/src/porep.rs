@@ -286,7 +286,7 @@ fn native_witness<Tree: 'static + MerkleTreeTrait>(
 
 /// "miner N" for a prover id that is the LEB128 form of N, else the prover
 /// id in hex.
-fn miner_of(prover_id: &[u8; 32]) -> String {
+pub(crate) fn miner_of(prover_id: &[u8; 32]) -> String {
     let mut miner = 0u64;
     for (i, &byte) in prover_id.iter().enumerate().take(10) {
         miner |= u64::from(byte & 0x7f) << (7 * i);

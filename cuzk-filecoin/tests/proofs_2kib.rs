@@ -198,6 +198,64 @@ fn cc_porep_made_without_sealing_is_accepted_by_verify_seal() {
     assert_porep_accepted("cc-2KiB");
 }
 
+/// Two sectors' proofs (the sealed and the committed-capacity fixture), the
+/// first twice so that filecoin-proofs pads 3 to 4, folded into one
+/// SnarkPack aggregate that filecoin-proofs' aggregate verifier accepts for
+/// those sectors in that order, under that version only; a bad proof among
+/// them is named before any aggregation.
+#[test]
+fn several_sectors_proofs_aggregate_into_one_filecoin_proofs_accepts() {
+    use cuzk_filecoin::aggregate::{self, SealedSectors, SnarkPack};
+    key(ProofKind::PoRep);
+    let (sealed, cc) = (common::meta_in("2KiB"), common::meta_in("cc-2KiB"));
+    let proof_of = |dir: &str, m: &serde_json::Value| {
+        let c1 = common::fixture_in(dir, "c1-curio.json");
+        let request = FilecoinRequest::porep(&c1, None, common::seal_ids_of(m)).unwrap();
+        (c1, prove(&request))
+    };
+    let (a, b) = (proof_of("2KiB", &sealed), proof_of("cc-2KiB", &cc));
+    assert_eq!(sealed["miner_id"], cc["miner_id"]);
+    let prover = common::seal_ids_of(&sealed).prover_id;
+    let list = [a.clone(), b.clone(), a.clone()];
+    let seals = SealedSectors::from_c1s(
+        prover,
+        None,
+        list.iter()
+            .map(|(c1, proof)| (c1.clone(), None, proof.clone())),
+    )
+    .expect("the Curio C1s name size, proof and sector");
+    assert_eq!(seals.proof.number(), 5);
+    assert_eq!(seals.sectors[1].comm_r, hex32(&cc["comm_r"]));
+    assert_eq!(seals.sectors[0].seed, hex32(&sealed["seed"]));
+    assert_eq!(aggregate::aggregated_proofs(seals.proof, 3).unwrap(), 4);
+
+    let aggregate = aggregate::aggregate_seal_proofs(&seals, SnarkPack::V2).expect("aggregate");
+    assert!(aggregate::verify_seal_aggregate(&seals, &aggregate, SnarkPack::V2).unwrap());
+    // Another version, another order, a flipped byte: rejected.
+    assert!(!aggregate::verify_seal_aggregate(&seals, &aggregate, SnarkPack::V1).unwrap());
+    let mut swapped = seals.clone();
+    swapped.sectors.swap(0, 1);
+    assert!(!aggregate::verify_seal_aggregate(&swapped, &aggregate, SnarkPack::V2).unwrap());
+    let mut tampered = aggregate.clone();
+    let middle = tampered.len() / 2;
+    tampered[middle] ^= 1;
+    assert!(!aggregate::verify_seal_aggregate(&seals, &tampered, SnarkPack::V2).unwrap());
+    // Version 1 aggregates too.
+    let v1 = aggregate::aggregate_seal_proofs(&seals, SnarkPack::V1).expect("aggregate v1");
+    assert!(aggregate::verify_seal_aggregate(&seals, &v1, SnarkPack::V1).unwrap());
+
+    // The second sector's proof under the first's seed: named, not
+    // aggregated.
+    let mut bad = seals.clone();
+    bad.sectors[1].seed = bad.sectors[0].seed;
+    bad.sectors[1].seed[0] ^= 1;
+    let error = aggregate::aggregate_seal_proofs(&bad, SnarkPack::V2)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("(proof 2 of 3)"), "{error}");
+    assert!(error.contains("verify_seal rejects"), "{error}");
+}
+
 #[test]
 fn porep_from_filecoin_proofs_json_gives_the_same_circuit() {
     param_dir();
