@@ -149,12 +149,17 @@ impl Circuit {
         }
     }
 
-    /// Has `engine` compile the shape and pin memory before the first job
-    /// (a Filecoin circuit's shape is compiled by its first job).
+    /// Has `engine` compile the shape before the first job, and for a
+    /// synthetic circuit pin its partitions' memory too (not for a Filecoin
+    /// one: at 32 GiB that would not fit the host).
     pub fn prepare(&self, engine: &Engine) -> Result<(), EngineError> {
         match self {
             Circuit::Synthetic(w) => engine.prepare(*w).map(drop),
-            Circuit::Filecoin(_) => Ok(()),
+            // The key a request's source names (FilecoinRequest's
+            // circuit_key is its circuit id).
+            Circuit::Filecoin(id) => {
+                engine.compile_circuit(&id.to_string(), || id.compile().map_err(Into::into))
+            }
         }
     }
 }

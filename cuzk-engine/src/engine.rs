@@ -4,7 +4,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use cuzk_pipeline::{Partition, ShapeCache};
+use bellperson_lite::CompiledShape;
+use cuzk_pipeline::{Partition, ShapeCache, SourceError};
 use supraseal_c2::{Backend, FaultPlan, GpuLock, LockStats};
 
 use crate::devices::{fail_if_none_left, DeviceStatus, Devices};
@@ -214,6 +215,34 @@ impl Engine {
             );
         }
         Ok(kept)
+    }
+
+    /// Compiles the shape of a circuit that is not a workload (a Filecoin
+    /// kind) under `key`, the [`CircuitSource::circuit_key`] its requests
+    /// give, so that the first of them does not wait for it (a 32 GiB
+    /// PoRep's takes a minute and more); once, however often it is asked.
+    /// A no-op in full synthesis, which has no shape. Unlike
+    /// [`Engine::prepare`] it page-locks nothing ahead: a production
+    /// circuit's evaluations for every partition the engine can hold would
+    /// not fit the host.
+    ///
+    /// [`CircuitSource::circuit_key`]: cuzk_pipeline::CircuitSource::circuit_key
+    pub fn compile_circuit(
+        &self,
+        key: &str,
+        compile: impl FnOnce() -> Result<CompiledShape, SourceError>,
+    ) -> Result<(), EngineError> {
+        if self.shared.config.synthesis == SynthesisMode::Full {
+            return Ok(());
+        }
+        self.shared
+            .shapes
+            .get_or_compile(key, compile)
+            .map(drop)
+            .map_err(|source| EngineError::Prepare {
+                workload: key.to_owned(),
+                source,
+            })
     }
 
     /// The configuration the engine was built from.
