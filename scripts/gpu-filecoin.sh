@@ -34,6 +34,13 @@
 #                            timed from submission to proof
 #                            ($OUT/urgent-SIZE.txt), every outcome verified
 #                            by the engine
+#   first:SIZE:N             `cuzk serve` with the PoRep key of SIZE
+#                            preloaded (parameters and compiled shape,
+#                            timed), then N PoRep C2 proofs one at a time
+#                            through `cuzk client prove`, each timed from
+#                            submission to proof: the first proof with the
+#                            parameters resident ($OUT/first-SIZE.txt),
+#                            every outcome verified by the engine
 #   cc:SIZE                  a CC fixture of SIZE made without sealing (C1,
 #                            WinningPoSt, a WindowPoSt partition) into
 #                            $FIXTURES/SIZE, by $FIL_FIXTURES (default
@@ -210,6 +217,37 @@ for step in "$@"; do
               for j in "${jobs_[@]}"; do
                   "${C[@]}" --json await "$j" > "$OUT/$name-await-$j.json" 2>&1
                   echo "PoRep $j: exit $?, verified: $(grep -c '"verified": *true' "$OUT/$name-await-$j.json")"
+              done
+            } 2>&1 | tee "$OUT/$name.txt"
+            "${C[@]}" metrics > "$OUT/$name-metrics.txt" 2>&1
+            grep '^cuzk_process_peak_resident_bytes' "$OUT/$name-metrics.txt" | tee -a "$OUT/$name.txt"
+            kill -TERM "$daemon"; wait "$daemon"; echo "   daemon exit $?" ;;
+        first)
+            fx=$(fixture "$a") name="first-$a" state=/tmp/cuzk-first-state
+            rm -rf "$state"
+            echo "== $name: the PoRep key preloaded, then $b proofs one at a time"
+            # shellcheck disable=SC2046
+            "$B" serve --listen 127.0.0.1:9832 \
+                --metrics-listen 127.0.0.1:9833 --state-dir "$state" --fil-param-dir "$PARAMS" \
+                --backend "${BACKEND:-cuda}" --verify true \
+                --gpu-workers-per-device "${GPU_WORKERS:-2}" --partition-workers "${PARTITION_WORKERS:-$(nproc)}" \
+                ${QUEUE_DEPTH:+--queue-depth "$QUEUE_DEPTH"} ${HOST_MEMORY_LIMIT:+--host-memory-limit "$HOST_MEMORY_LIMIT"} \
+                ${DEVICE_MEMORY_LIMIT:+--device-memory-limit "$DEVICE_MEMORY_LIMIT"} \
+                > "$OUT/$name-daemon.log" 2>&1 &
+            daemon=$!
+            for _ in $(seq 300); do grep -q "gRPC on" "$OUT/$name-daemon.log" && break; sleep 0.2; done
+            C=("$B" client --addr 127.0.0.1:9832)
+            { t0=$(date +%s.%N)
+              "${C[@]}" preload "porep-$a" || { echo "preload failed"; tail -n 5 "$OUT/$name-daemon.log"; }
+              echo "preload (parameters and shape): $(awk -v x="$t0" -v y="$(date +%s.%N)" 'BEGIN {printf "%.1f", y - x}') s"
+              for r in $(seq 1 "$b"); do
+                  t0=$(date +%s.%N)
+                  # shellcheck disable=SC2046
+                  "${C[@]}" --json prove --kind porep --sector-size "$a" $(inputs porep "$fx") \
+                      --out "/tmp/$name-$r.proof" > "$OUT/$name-$r.json" 2>&1
+                  code=$?
+                  echo "proof $r: exit $code, $(awk -v x="$t0" -v y="$(date +%s.%N)" 'BEGIN {printf "%.2f", y - x}') s" \
+                       "from submission, verified: $(grep -c '"verified": *true' "$OUT/$name-$r.json")"
               done
             } 2>&1 | tee "$OUT/$name.txt"
             "${C[@]}" metrics > "$OUT/$name-metrics.txt" 2>&1
