@@ -115,6 +115,34 @@ run() {
     grep -v $'\r' "$OUT/$name.log" | tail -n 16
 }
 
+# serve_daemon NAME PORT [FLAG...]: `cuzk serve` on 127.0.0.1:PORT (metrics
+# on PORT+1) with the Filecoin parameters of $PARAMS and the bench's engine
+# settings, a fresh state under /tmp/cuzk-NAME-state, its log in
+# $OUT/NAME-daemon.log; waits until it serves and sets C to its client.
+serve_daemon() {
+    local name=$1 port=$2 state=/tmp/cuzk-$1-state
+    shift 2
+    rm -rf "$state"
+    # shellcheck disable=SC2046
+    "$B" serve --listen "127.0.0.1:$port" \
+        --metrics-listen "127.0.0.1:$((port + 1))" --state-dir "$state" --fil-param-dir "$PARAMS" \
+        --backend "${BACKEND:-cuda}" --verify true "$@" \
+        --gpu-workers-per-device "${GPU_WORKERS:-2}" --partition-workers "${PARTITION_WORKERS:-$(nproc)}" \
+        ${QUEUE_DEPTH:+--queue-depth "$QUEUE_DEPTH"} ${HOST_MEMORY_LIMIT:+--host-memory-limit "$HOST_MEMORY_LIMIT"} \
+        ${DEVICE_MEMORY_LIMIT:+--device-memory-limit "$DEVICE_MEMORY_LIMIT"} \
+        > "$OUT/$name-daemon.log" 2>&1 &
+    daemon=$!
+    for _ in $(seq 300); do grep -q "gRPC on" "$OUT/$name-daemon.log" && break; sleep 0.2; done
+    C=("$B" client --addr "127.0.0.1:$port")
+}
+# stop_daemon NAME: saves its metrics, adds its peak RSS to $OUT/NAME.txt,
+# stops it with SIGTERM.
+stop_daemon() {
+    "${C[@]}" metrics > "$OUT/$1-metrics.txt" 2>&1
+    grep '^cuzk_process_peak_resident_bytes' "$OUT/$1-metrics.txt" | tee -a "$OUT/$1.txt"
+    kill -TERM "$daemon"; wait "$daemon"; echo "   daemon exit $?"
+}
+
 for step in "$@"; do
     IFS=: read -r what a b c d <<< "$step"
     case $what in
@@ -176,20 +204,9 @@ for step in "$@"; do
                    "$(awk -v n=$((ok * b)) -v a="$begin" -v b="$end" 'BEGIN {printf "%.0f", n * 3600 / (b - a)}') over the wall time"
             } | tee "$OUT/$name.txt" ;;
         urgent)
-            fx=$(fixture "$a") name="urgent-$a" state=/tmp/cuzk-urgent-state
-            rm -rf "$state"
+            fx=$(fixture "$a") name="urgent-$a"
             echo "== $name: $b PoRep C2 jobs, $c WinningPoSt proofs idle and under them"
-            # shellcheck disable=SC2046
-            "$B" serve --listen 127.0.0.1:9830 \
-                --metrics-listen 127.0.0.1:9831 --state-dir "$state" --fil-param-dir "$PARAMS" \
-                --backend "${BACKEND:-cuda}" --verify true --urgent-priority 3 \
-                --gpu-workers-per-device "${GPU_WORKERS:-2}" --partition-workers "${PARTITION_WORKERS:-$(nproc)}" \
-                ${QUEUE_DEPTH:+--queue-depth "$QUEUE_DEPTH"} ${HOST_MEMORY_LIMIT:+--host-memory-limit "$HOST_MEMORY_LIMIT"} \
-                ${DEVICE_MEMORY_LIMIT:+--device-memory-limit "$DEVICE_MEMORY_LIMIT"} \
-                > "$OUT/$name-daemon.log" 2>&1 &
-            daemon=$!
-            for _ in $(seq 300); do grep -q "gRPC on" "$OUT/$name-daemon.log" && break; sleep 0.2; done
-            C=("$B" client --addr 127.0.0.1:9830)
+            serve_daemon "$name" 9830 --urgent-priority 3
             "${C[@]}" preload "porep-$a" && "${C[@]}" preload "winning-post-$a" \
                 || { echo "   preload failed"; tail -n 5 "$OUT/$name-daemon.log"; }
             # winning TAG: one WinningPoSt at HIGH, timed from submission to proof.
@@ -219,24 +236,11 @@ for step in "$@"; do
                   echo "PoRep $j: exit $?, verified: $(grep -c '"verified": *true' "$OUT/$name-await-$j.json")"
               done
             } 2>&1 | tee "$OUT/$name.txt"
-            "${C[@]}" metrics > "$OUT/$name-metrics.txt" 2>&1
-            grep '^cuzk_process_peak_resident_bytes' "$OUT/$name-metrics.txt" | tee -a "$OUT/$name.txt"
-            kill -TERM "$daemon"; wait "$daemon"; echo "   daemon exit $?" ;;
+            stop_daemon "$name" ;;
         first)
-            fx=$(fixture "$a") name="first-$a" state=/tmp/cuzk-first-state
-            rm -rf "$state"
+            fx=$(fixture "$a") name="first-$a"
             echo "== $name: the PoRep key preloaded, then $b proofs one at a time"
-            # shellcheck disable=SC2046
-            "$B" serve --listen 127.0.0.1:9832 \
-                --metrics-listen 127.0.0.1:9833 --state-dir "$state" --fil-param-dir "$PARAMS" \
-                --backend "${BACKEND:-cuda}" --verify true \
-                --gpu-workers-per-device "${GPU_WORKERS:-2}" --partition-workers "${PARTITION_WORKERS:-$(nproc)}" \
-                ${QUEUE_DEPTH:+--queue-depth "$QUEUE_DEPTH"} ${HOST_MEMORY_LIMIT:+--host-memory-limit "$HOST_MEMORY_LIMIT"} \
-                ${DEVICE_MEMORY_LIMIT:+--device-memory-limit "$DEVICE_MEMORY_LIMIT"} \
-                > "$OUT/$name-daemon.log" 2>&1 &
-            daemon=$!
-            for _ in $(seq 300); do grep -q "gRPC on" "$OUT/$name-daemon.log" && break; sleep 0.2; done
-            C=("$B" client --addr 127.0.0.1:9832)
+            serve_daemon "$name" 9832
             { t0=$(date +%s.%N)
               "${C[@]}" preload "porep-$a" || { echo "preload failed"; tail -n 5 "$OUT/$name-daemon.log"; }
               echo "preload (parameters and shape): $(awk -v x="$t0" -v y="$(date +%s.%N)" 'BEGIN {printf "%.1f", y - x}') s"
@@ -250,9 +254,7 @@ for step in "$@"; do
                        "from submission, verified: $(grep -c '"verified": *true' "$OUT/$name-$r.json")"
               done
             } 2>&1 | tee "$OUT/$name.txt"
-            "${C[@]}" metrics > "$OUT/$name-metrics.txt" 2>&1
-            grep '^cuzk_process_peak_resident_bytes' "$OUT/$name-metrics.txt" | tee -a "$OUT/$name.txt"
-            kill -TERM "$daemon"; wait "$daemon"; echo "   daemon exit $?" ;;
+            stop_daemon "$name" ;;
         cc) run "cc-$a" "${FIL_FIXTURES:-gpu-ref/fil-fixtures}" cc --sector-size "$a" --seed 1 \
                 --out "$FIXTURES/$a" --work /tmp/fil-fixtures-work ;;
         *) echo "unknown step $step" ;;
