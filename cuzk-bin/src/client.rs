@@ -458,27 +458,10 @@ fn aggregate_request(
     sectors: &crate::filecoin::AggregateArgs,
 ) -> Result<pb::AggregateSealProofsRequest, Box<dyn std::error::Error>> {
     let (seals, version) = local(sectors.sectors(true))?;
-    let version = match version {
-        cuzk_filecoin::aggregate::SnarkPack::V1 => pb::SnarkPackVersion::SnarkPackV1,
-        cuzk_filecoin::aggregate::SnarkPack::V2 => pb::SnarkPackVersion::SnarkPackV2,
-    };
-    Ok(pb::AggregateSealProofsRequest {
-        registered_proof: seals.proof.number(),
-        miner_id: sectors.miner_id.unwrap_or_default(),
-        version: version as i32,
-        sectors: seals
-            .sectors
-            .into_iter()
-            .map(|s| pb::SealedSector {
-                sector_number: s.sector_id,
-                comm_r: s.comm_r.to_vec(),
-                comm_d: s.comm_d.to_vec(),
-                ticket: s.ticket.to_vec(),
-                seed: s.seed.to_vec(),
-                proof: s.proof,
-            })
-            .collect(),
-    })
+    let miner_id = sectors.miner_id.ok_or("--miner-id is missing")?;
+    Ok(cuzk_daemon::kinds::aggregate_message(
+        seals, miner_id, version,
+    ))
 }
 
 /// Prints an outcome, writes its proof, and fails unless it completed.

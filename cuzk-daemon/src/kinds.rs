@@ -380,9 +380,9 @@ fn filecoin_size(
 }
 
 /// The sectors of an `AggregateSealProofs` request and its SnarkPack
-/// version: each sector's fields checked (commitments as raw bytes or CIDs),
-/// the seal proof one that can be aggregated. The proofs themselves are
-/// checked by [`cuzk_filecoin::aggregate::aggregate_seal_proofs`].
+/// version: each sector's fields checked (commitments as raw bytes or CIDs).
+/// The seal proof and the proofs themselves are checked by
+/// [`cuzk_filecoin::aggregate::aggregate_seal_proofs`].
 pub fn aggregate_request(
     req: pb::AggregateSealProofsRequest,
 ) -> Result<(SealedSectors, SnarkPack), KindError> {
@@ -406,25 +406,17 @@ pub fn aggregate_request(
         .into_iter()
         .enumerate()
         .map(|(i, s)| {
-            let field = |name: &str, e: FilecoinError| {
-                KindError::invalid("sectors", format!("sector {} ({name}): {e}", i + 1))
-            };
-            let fixed = |name: &str, bytes: &[u8]| {
-                <[u8; 32]>::try_from(bytes).map_err(|_| {
-                    KindError::invalid(
-                        "sectors",
-                        format!("sector {} ({name}): {} bytes; it is 32", i + 1, bytes.len()),
-                    )
-                })
+            let in_sector = |e: &dyn fmt::Display| {
+                KindError::invalid("sectors", format!("sector {}: {e}", i + 1))
             };
             Ok(SealedSector {
                 sector_id: s.sector_number,
                 comm_r: commitment("comm_r", &s.comm_r, CommitmentKind::Sealed)
-                    .map_err(|e| field("comm_r", e))?,
+                    .map_err(|e| in_sector(&e))?,
                 comm_d: commitment("comm_d", &s.comm_d, CommitmentKind::Unsealed)
-                    .map_err(|e| field("comm_d", e))?,
-                ticket: fixed("ticket", &s.ticket)?,
-                seed: fixed("seed", &s.seed)?,
+                    .map_err(|e| in_sector(&e))?,
+                ticket: bytes32("ticket", &s.ticket).map_err(|e| in_sector(&e))?,
+                seed: bytes32("seed", &s.seed).map_err(|e| in_sector(&e))?,
                 proof: s.proof,
             })
         })
@@ -435,6 +427,36 @@ pub fn aggregate_request(
         sectors,
     };
     Ok((seals, version))
+}
+
+/// The `AggregateSealProofs` request of miner `miner_id`'s `seals`: what
+/// [`aggregate_request`] reads back (commitments sent as raw bytes).
+pub fn aggregate_message(
+    seals: SealedSectors,
+    miner_id: u64,
+    version: SnarkPack,
+) -> pb::AggregateSealProofsRequest {
+    let version = match version {
+        SnarkPack::V1 => pb::SnarkPackVersion::SnarkPackV1,
+        SnarkPack::V2 => pb::SnarkPackVersion::SnarkPackV2,
+    };
+    pb::AggregateSealProofsRequest {
+        registered_proof: seals.proof.number(),
+        miner_id,
+        version: version as i32,
+        sectors: seals
+            .sectors
+            .into_iter()
+            .map(|s| pb::SealedSector {
+                sector_number: s.sector_id,
+                comm_r: s.comm_r.to_vec(),
+                comm_d: s.comm_d.to_vec(),
+                ticket: s.ticket.to_vec(),
+                seed: s.seed.to_vec(),
+                proof: s.proof,
+            })
+            .collect(),
+    }
 }
 
 /// A 32-byte field (a commitment, randomness).
@@ -553,6 +575,36 @@ fn check_filecoin(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn aggregate_requests_read_back_what_the_client_sends() {
+        let sector = |n: u8| SealedSector {
+            sector_id: u64::from(n),
+            comm_r: [n; 32],
+            comm_d: [n + 1; 32],
+            ticket: [n + 2; 32],
+            seed: [n + 3; 32],
+            proof: vec![n; 192],
+        };
+        let seals = SealedSectors {
+            proof: RegisteredProof::proven(cuzk_filecoin::ProofKind::PoRep, SectorSize::S2KiB),
+            prover_id: cuzk_filecoin::prover_id(1000),
+            sectors: vec![sector(1), sector(9)],
+        };
+        for version in [SnarkPack::V1, SnarkPack::V2] {
+            let message = aggregate_message(seals.clone(), 1000, version);
+            let (back, read) = aggregate_request(message).unwrap();
+            assert_eq!(
+                (back.proof, back.prover_id, read),
+                (seals.proof, seals.prover_id, version)
+            );
+            assert_eq!(back.sectors, seals.sectors);
+        }
+        let mut short = aggregate_message(seals, 1000, SnarkPack::V2);
+        short.sectors[1].seed.pop();
+        let error = aggregate_request(short).unwrap_err().to_string();
+        assert!(error.contains("sector 2: seed: 31 bytes"), "{error}");
+    }
 
     fn mul(size: u64, partitions: u32) -> pb::SubmitProofRequest {
         pb::SubmitProofRequest {
